@@ -1,0 +1,112 @@
+// swift-tools-version: 6.1
+import PackageDescription
+
+let strictSwift6: [SwiftSetting] = [
+    .enableUpcomingFeature("ExistentialAny"),
+    .enableUpcomingFeature("InternalImportsByDefault"),
+]
+
+let package = Package(
+    name: "storekeeper",
+    platforms: [.macOS(.v15)],
+    products: [
+        .executable(name: "storekeeper", targets: ["storekeeper"]),
+        .library(name: "AppStoreServer", targets: ["AppStoreServer"]),
+        .library(name: "GooglePlay", targets: ["GooglePlay"]),
+        .library(name: "Storekeeper", targets: ["Storekeeper"]),
+        .library(name: "StorekeeperStorage", targets: ["StorekeeperStorage"]),
+        .library(name: "StorekeeperServer", targets: ["StorekeeperServer"]),
+        .library(name: "StoreSimulator", targets: ["StoreSimulator"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/apple/swift-crypto.git", "3.12.3"..<"5.0.0"),
+        .package(url: "https://github.com/apple/swift-certificates.git", from: "1.21.1"),
+        .package(url: "https://github.com/apple/swift-asn1.git", from: "1.7.4"),
+        .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.8.2"),
+        .package(url: "https://github.com/apple/swift-log.git", from: "1.16.2"),
+        .package(url: "https://github.com/swift-server/async-http-client.git", from: "1.37.0"),
+    ],
+    targets: [
+        // Store modules: wire formats and APIs of one store each; they know nothing of the domain.
+        .target(
+            name: "AppStoreServer",
+            dependencies: [
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "X509", package: "swift-certificates"),
+                .product(name: "SwiftASN1", package: "swift-asn1"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+            ],
+            swiftSettings: strictSwift6
+        ),
+        .target(
+            name: "GooglePlay",
+            dependencies: [
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: strictSwift6
+        ),
+        // The store-neutral domain: no I/O.
+        .target(name: "Storekeeper", swiftSettings: strictSwift6),
+        .target(
+            name: "StorekeeperStorage",
+            dependencies: ["Storekeeper"],
+            swiftSettings: strictSwift6
+        ),
+        .target(
+            name: "StorekeeperServer",
+            dependencies: [
+                "StorekeeperStorage", "AppStoreServer", "GooglePlay",
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: strictSwift6
+        ),
+        // Fake stores on loopback, and the certificate toolkit they sign with.
+        .target(
+            name: "StoreSimulator",
+            dependencies: [
+                "AppStoreServer", "GooglePlay",
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "X509", package: "swift-certificates"),
+                .product(name: "SwiftASN1", package: "swift-asn1"),
+            ],
+            swiftSettings: strictSwift6
+        ),
+        .executableTarget(
+            name: "storekeeper",
+            dependencies: [
+                "AppStoreServer", "StorekeeperServer",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: strictSwift6
+        ),
+        .testTarget(
+            name: "AppStoreServerTests",
+            dependencies: ["AppStoreServer", "StoreSimulator"],
+            swiftSettings: strictSwift6
+        ),
+        .testTarget(
+            name: "StorekeeperTests",
+            dependencies: ["Storekeeper"],
+            swiftSettings: strictSwift6
+        ),
+        .testTarget(
+            name: "StoreSimulatorTests",
+            dependencies: ["StoreSimulator", "AppStoreServer"],
+            swiftSettings: strictSwift6
+        ),
+        .testTarget(
+            name: "GooglePlayTests",
+            dependencies: ["GooglePlay"],
+            swiftSettings: strictSwift6
+        ),
+        .testTarget(
+            name: "storekeeperCLITests",
+            dependencies: ["storekeeper", "StoreSimulator", "AppStoreServer"],
+            swiftSettings: strictSwift6
+        ),
+    ],
+    swiftLanguageModes: [.v6]
+)

@@ -1,0 +1,39 @@
+/// A notification whose signed payload and every nested signed field verified.
+public struct VerifiedNotification: Sendable, Hashable {
+    /// The notification's own payload.
+    public let payload: NotificationPayload
+    /// The decoded `data.signedTransactionInfo`, if present.
+    public let transaction: JWSTransaction?
+    /// The decoded `data.signedRenewalInfo`, if present.
+    public let renewalInfo: JWSRenewalInfo?
+    /// The decoded `appData.signedAppTransactionInfo`, if present.
+    public let appTransaction: AppTransaction?
+}
+
+extension SignedDataVerifier {
+    /// Verifies a notification's `signedPayload`, then each signed field nested in it with the same
+    /// configuration. A nested failure keeps its reason; its detail names the field.
+    public func verifyNotification(_ signedPayload: String) async throws(SignedDataVerificationError)
+        -> VerifiedNotification
+    {
+        let payload = try await verify(signedPayload, as: NotificationPayload.self)
+        return VerifiedNotification(
+            payload: payload,
+            transaction: try await verifyNested(payload.data?.signedTransactionInfo, "data.signedTransactionInfo"),
+            renewalInfo: try await verifyNested(payload.data?.signedRenewalInfo, "data.signedRenewalInfo"),
+            appTransaction: try await verifyNested(
+                payload.appData?.signedAppTransactionInfo, "appData.signedAppTransactionInfo")
+        )
+    }
+
+    private func verifyNested<Payload: SignedPayload>(
+        _ token: String?, _ field: String
+    ) async throws(SignedDataVerificationError) -> Payload? {
+        guard let token else { return nil }
+        do {
+            return try await verify(token, as: Payload.self)
+        } catch {
+            throw SignedDataVerificationError(error.reason, "\(field): \(error.detail)")
+        }
+    }
+}
