@@ -104,7 +104,8 @@ import Testing
     @Test func missingAlgorithmIsAMalformedHeader() async throws {
         var header = fixture.signer.standardHeader
         header.alg = nil
-        try await expectFailure(.malformedHeader, try fixture.signer.sign(payloadJSON: try fixture.transactionJSON(), header: header))
+        try await expectFailure(
+            .malformedHeader, try fixture.signer.sign(payloadJSON: try fixture.transactionJSON(), header: header))
     }
 
     @Test(arguments: [1, 2, 4, 0])
@@ -119,11 +120,13 @@ import Testing
     @Test func missingX5CIsAMalformedHeader() async throws {
         var header = fixture.signer.standardHeader
         header.x5c = nil
-        try await expectFailure(.malformedHeader, try fixture.signer.sign(payloadJSON: try fixture.transactionJSON(), header: header))
+        try await expectFailure(
+            .malformedHeader, try fixture.signer.sign(payloadJSON: try fixture.transactionJSON(), header: header))
     }
 
     @Test func nonJSONHeaderIsMalformed() async throws {
-        let token = try fixture.signer.sign(headerJSON: Data("not json".utf8), payloadJSON: try fixture.transactionJSON())
+        let token = try fixture.signer.sign(
+            headerJSON: Data("not json".utf8), payloadJSON: try fixture.transactionJSON())
         try await expectFailure(.malformedHeader, token)
         let array = try fixture.signer.sign(headerJSON: Data("[1,2]".utf8), payloadJSON: try fixture.transactionJSON())
         try await expectFailure(.malformedHeader, array)
@@ -132,9 +135,11 @@ import Testing
     @Test func unparsableCertificatesAreMalformed() async throws {
         var header = fixture.signer.standardHeader
         header.x5c = ["not base64!", fixture.chain.x5c[1], fixture.chain.x5c[2]]
-        try await expectFailure(.malformedCertificate, try fixture.signer.sign(payloadJSON: try fixture.transactionJSON(), header: header))
+        try await expectFailure(
+            .malformedCertificate, try fixture.signer.sign(payloadJSON: try fixture.transactionJSON(), header: header))
         header.x5c = [fixture.chain.x5c[0], Data("garbage".utf8).base64EncodedString(), fixture.chain.x5c[2]]
-        try await expectFailure(.malformedCertificate, try fixture.signer.sign(payloadJSON: try fixture.transactionJSON(), header: header))
+        try await expectFailure(
+            .malformedCertificate, try fixture.signer.sign(payloadJSON: try fixture.transactionJSON(), header: header))
     }
 
     // MARK: format
@@ -210,7 +215,8 @@ import Testing
         options.intermediateHasAppleMarker = false
         let chain = try TestCertificateChain(options: options)
         let token = try AppStoreSigner(chain: chain).sign(fixture.transaction())
-        try await expectFailure(.missingIntermediateMarker, token, verifier: try fixture.verifier(roots: chain.trustedRoots))
+        try await expectFailure(
+            .missingIntermediateMarker, token, verifier: try fixture.verifier(roots: chain.trustedRoots))
     }
 
     @Test func leafWithoutAppleMarkerIsRefused() async throws {
@@ -250,7 +256,8 @@ import Testing
         let signedDate = Date(timeIntervalSince1970: 1_600_000_000)
         let old = try VerifierFixture(signedDate: signedDate)
         let day: TimeInterval = 86_400
-        let chain = try old.chain.withNewLeaf(validity: signedDate.addingTimeInterval(-day)...signedDate.addingTimeInterval(day))
+        let chain = try old.chain.withNewLeaf(
+            validity: signedDate.addingTimeInterval(-day)...signedDate.addingTimeInterval(day))
         let token = try AppStoreSigner(chain: chain).sign(old.transaction())
         _ = try await old.verifier().verify(token, as: JWSTransaction.self)
         // …and at the current time it is refused.
@@ -288,7 +295,7 @@ import Testing
         let token = try fixture.signer.sign(fixture.transaction())
         _ = try await verifier.verify(token, as: JWSTransaction.self)
         _ = try await verifier.verify(token, as: JWSTransaction.self)
-        #expect(verifier.cachedChainCount == 1)
+        #expect(verifier.chainCacheStatistics == .init(entries: 1, hits: 1, misses: 1))
         // The same (cached) chain, but a signing date after the leaf expired: validated again, refused.
         let late = fixture.signedDate.addingTimeInterval(3 * 365 * 86_400)
         let lateToken = try fixture.signer.sign(fixture.transaction(signedDate: late))
@@ -296,7 +303,8 @@ import Testing
         // A forged signature is still caught on a cache hit.
         var signature = signatureBytes(of: token)
         signature[10] ^= 0x01
-        try await expectFailure(.invalidSignature, replacingPart(2, of: token, with: Base64URL.encode(signature)), verifier: verifier)
+        try await expectFailure(
+            .invalidSignature, replacingPart(2, of: token, with: Base64URL.encode(signature)), verifier: verifier)
     }
 
     @Test func cacheEntriesExpireAfterTheirTimeToLive() async throws {
@@ -308,10 +316,12 @@ import Testing
             clock: clock)
         let token = try fixture.signer.sign(fixture.transaction())
         _ = try await verifier.verify(token, as: JWSTransaction.self)
-        #expect(verifier.cachedChainCount == 1)
-        clock.advance(by: 61)
+        clock.advance(by: 59)
         _ = try await verifier.verify(token, as: JWSTransaction.self)
-        #expect(verifier.cachedChainCount == 1)
+        #expect(verifier.chainCacheStatistics == .init(entries: 1, hits: 1, misses: 1))
+        clock.advance(by: 2)
+        _ = try await verifier.verify(token, as: JWSTransaction.self)
+        #expect(verifier.chainCacheStatistics == .init(entries: 1, hits: 1, misses: 2))
     }
 
     @Test func cacheIsBoundedInSize() async throws {
@@ -323,9 +333,10 @@ import Testing
         for _ in 0..<6 {
             let chain = try fixture.chain.withNewLeaf(
                 validity: fixture.signedDate.addingTimeInterval(-day)...fixture.signedDate.addingTimeInterval(day))
-            _ = try await verifier.verify(try AppStoreSigner(chain: chain).sign(fixture.transaction()), as: JWSTransaction.self)
+            _ = try await verifier.verify(
+                try AppStoreSigner(chain: chain).sign(fixture.transaction()), as: JWSTransaction.self)
         }
-        #expect(verifier.cachedChainCount == 3)
+        #expect(verifier.chainCacheStatistics == .init(entries: 3, hits: 0, misses: 6))
     }
 
     @Test func concurrentVerificationIsSafeAndCorrect() async throws {
@@ -338,7 +349,8 @@ import Testing
             for index in 0..<400 {
                 let isForged = index % 3 == 0
                 group.addTask {
-                    let verified = (try? await verifier.verify(isForged ? forged : good, as: JWSTransaction.self)) != nil
+                    let verified =
+                        (try? await verifier.verify(isForged ? forged : good, as: JWSTransaction.self)) != nil
                     return (isForged, verified)
                 }
             }
@@ -346,6 +358,7 @@ import Testing
         }
         #expect(results.count == 400)
         #expect(results.allSatisfy { isForged, verified in verified != isForged })
-        #expect(verifier.cachedChainCount == 1)
+        #expect(verifier.chainCacheStatistics.entries == 1)
+        #expect(verifier.chainCacheStatistics.hits + verifier.chainCacheStatistics.misses == 400)
     }
 }

@@ -12,7 +12,9 @@ struct VerifierFixture {
     let chain: TestCertificateChain
     let signer: AppStoreSigner
 
-    init(options: TestCertificateChain.Options? = nil, signedDate: Date = Date(timeIntervalSince1970: 1_760_000_000)) throws {
+    init(options: TestCertificateChain.Options? = nil, signedDate: Date = Date(timeIntervalSince1970: 1_760_000_000))
+        throws
+    {
         self.signedDate = signedDate
         self.chain = try TestCertificateChain(options: options ?? .init(now: signedDate))
         self.signer = AppStoreSigner(chain: chain)

@@ -50,7 +50,8 @@ struct CompactJWS: Sendable {
         do {
             header = try JSONDecoder().decode(Header.self, from: headerBytes)
         } catch {
-            throw SignedDataVerificationError(.malformedHeader, "the header is not a JSON object with string alg and x5c")
+            throw SignedDataVerificationError(
+                .malformedHeader, "the header is not a JSON object with string alg and x5c")
         }
         self.encodedHeader = parts[0]
         self.header = header

@@ -1,7 +1,7 @@
-public import Foundation
 import Crypto
-@_spi(FixedExpiryValidationTime) import X509
+public import Foundation
 import SwiftASN1
+@_spi(FixedExpiryValidationTime) import X509
 
 /// Verifies JWS-signed App Store data — notifications, transactions, renewal infos, app
 /// transactions, retention-messaging requests — and decodes it.
@@ -101,8 +101,8 @@ public struct SignedDataVerifier: Sendable {
         self.ocspTransport = ocspTransport
     }
 
-    /// How many validated chains are cached (for tests and metrics).
-    public var cachedChainCount: Int { cache.count }
+    /// How the validated-chain cache has served lookups (for metrics and tests).
+    public var chainCacheStatistics: ChainCacheStatistics { cache.statistics }
 
     /// Verifies `token` and decodes its payload as `Payload`.
     public func verify<Payload: SignedPayload>(
@@ -114,7 +114,8 @@ public struct SignedDataVerifier: Sendable {
             throw SignedDataVerificationError(.malformedHeader, "the header has no alg")
         }
         guard algorithm == "ES256" else {
-            throw SignedDataVerificationError(.unsupportedAlgorithm, "alg is \(algorithm); App Store data is signed with ES256")
+            throw SignedDataVerificationError(
+                .unsupportedAlgorithm, "alg is \(algorithm); App Store data is signed with ES256")
         }
         guard let x5c = jws.header.x5c else {
             throw SignedDataVerificationError(.malformedHeader, "the header has no x5c certificate chain")
@@ -134,7 +135,8 @@ public struct SignedDataVerifier: Sendable {
         do {
             payload = try AppStoreJSON.makeDecoder().decode(Payload.self, from: jws.payload)
         } catch {
-            throw SignedDataVerificationError(.malformedPayload, "the payload is not a valid \(Payload.self): \(Self.describe(error))")
+            throw SignedDataVerificationError(
+                .malformedPayload, "the payload is not a valid \(Payload.self): \(Self.describe(error))")
         }
         let now = clock.now()
         let effectiveDate: Date
@@ -159,10 +161,12 @@ public struct SignedDataVerifier: Sendable {
             let signature = try? P256.Signing.ECDSASignature(rawRepresentation: jws.signature)
         else {
             throw SignedDataVerificationError(
-                .malformedSignature, "the signature is \(jws.signature.count) bytes; ES256 signatures are 64 bytes (r‖s)")
+                .malformedSignature,
+                "the signature is \(jws.signature.count) bytes; ES256 signatures are 64 bytes (r‖s)")
         }
         guard leafKey.isValidSignature(signature, for: Data(jws.signingInput.utf8)) else {
-            throw SignedDataVerificationError(.invalidSignature, "the signature does not verify with the leaf certificate's key")
+            throw SignedDataVerificationError(
+                .invalidSignature, "the signature does not verify with the leaf certificate's key")
         }
 
         try checkIdentity(payload.claimedIdentity)
@@ -184,7 +188,8 @@ public struct SignedDataVerifier: Sendable {
         do {
             intermediate = try Certificate(derEncoded: Array(intermediateDER))
         } catch {
-            throw SignedDataVerificationError(.malformedCertificate, "x5c[1] (intermediate) is not an X.509 certificate")
+            throw SignedDataVerificationError(
+                .malformedCertificate, "x5c[1] (intermediate) is not an X.509 certificate")
         }
 
         var verifier = Verifier(rootCertificates: rootStore) {
@@ -203,7 +208,8 @@ public struct SignedDataVerifier: Sendable {
 
         guard intermediate.extensions[oid: AppleCertificateMarkers.wwdrIntermediate] != nil else {
             throw SignedDataVerificationError(
-                .missingIntermediateMarker, "the intermediate certificate lacks Apple's marker extension 1.2.840.113635.100.6.2.1")
+                .missingIntermediateMarker,
+                "the intermediate certificate lacks Apple's marker extension 1.2.840.113635.100.6.2.1")
         }
         guard leaf.extensions[oid: AppleCertificateMarkers.receiptSigner] != nil else {
             throw SignedDataVerificationError(
@@ -260,7 +266,8 @@ public struct SignedDataVerifier: Sendable {
             throw SignedDataVerificationError(
                 .appAppleIdMismatch, "app Apple id is \(actual.map(String.init) ?? "missing"); expected \(expected)")
         }
-        if let expected = configuration.environment, case .carried(let actual) = claimed.environment, actual != expected {
+        if let expected = configuration.environment, case .carried(let actual) = claimed.environment, actual != expected
+        {
             throw SignedDataVerificationError(
                 .environmentMismatch, "environment is \(actual?.rawValue ?? "missing"); expected \(expected.rawValue)")
         }

@@ -19,7 +19,8 @@ extension JWSRenewalInfo: SignedPayload {
 extension AppTransaction: SignedPayload {
     public var verificationDate: Date? { receiptCreationDate }
     public var claimedIdentity: ClaimedAppIdentity {
-        ClaimedAppIdentity(bundleId: .carried(bundleId), appAppleId: .carried(appAppleId), environment: .carried(receiptType))
+        ClaimedAppIdentity(
+            bundleId: .carried(bundleId), appAppleId: .carried(appAppleId), environment: .carried(receiptType))
     }
 }
 

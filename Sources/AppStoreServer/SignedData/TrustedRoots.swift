@@ -1,5 +1,5 @@
-import Foundation
 import Crypto
+import Foundation
 import SwiftASN1
 public import X509
 
@@ -47,7 +47,8 @@ public struct TrustedRoots: Sendable {
             certificates.append(try Self.load(path).certificate)
         }
         guard !certificates.isEmpty else {
-            throw LoadError(description: "no trusted root configured: give the path of Apple Root CA - G3 (AppleRootCA-G3.cer)")
+            throw LoadError(
+                description: "no trusted root configured: give the path of Apple Root CA - G3 (AppleRootCA-G3.cer)")
         }
         self.certificates = certificates
     }

@@ -23,42 +23,75 @@ final class VerifiedChainCache: Sendable {
         var storedAt: Date
     }
 
+    struct State {
+        var entries: [Key: Entry] = [:]
+        var hits = 0
+        var misses = 0
+    }
+
     let capacity: Int
     let timeToLive: TimeInterval
-    private let entries: Mutex<[Key: Entry]>
+    private let state = Mutex(State())
 
     init(capacity: Int, timeToLive: TimeInterval) {
         self.capacity = max(0, capacity)
         self.timeToLive = timeToLive
-        self.entries = Mutex([:])
     }
 
     /// The leaf key of a validated chain usable at `effectiveDate`, if one is cached and fresh at `now`.
     func leafKey(for key: Key, effectiveDate: Date, now: Date) -> P256.Signing.PublicKey? {
-        entries.withLock { entries in
-            guard let entry = entries[key] else { return nil }
-            guard now.timeIntervalSince(entry.storedAt) < timeToLive, now >= entry.storedAt else {
-                entries[key] = nil
+        state.withLock { state in
+            guard let entry = state.entries[key] else {
+                state.misses += 1
                 return nil
             }
-            guard entry.validFrom <= effectiveDate, effectiveDate <= entry.validUntil else { return nil }
+            guard now.timeIntervalSince(entry.storedAt) < timeToLive, now >= entry.storedAt else {
+                state.entries[key] = nil
+                state.misses += 1
+                return nil
+            }
+            guard entry.validFrom <= effectiveDate, effectiveDate <= entry.validUntil else {
+                state.misses += 1
+                return nil
+            }
+            state.hits += 1
             return entry.leafKey
         }
     }
 
     func insert(_ entry: Entry, for key: Key) {
         guard capacity > 0 else { return }
-        entries.withLock { entries in
-            if entries[key] == nil, entries.count >= capacity {
+        state.withLock { state in
+            if state.entries[key] == nil, state.entries.count >= capacity {
                 let now = entry.storedAt
-                entries = entries.filter { now.timeIntervalSince($0.value.storedAt) < timeToLive }
-                if entries.count >= capacity, let oldest = entries.min(by: { $0.value.storedAt < $1.value.storedAt }) {
-                    entries[oldest.key] = nil
+                state.entries = state.entries.filter { now.timeIntervalSince($0.value.storedAt) < timeToLive }
+                if state.entries.count >= capacity,
+                    let oldest = state.entries.min(by: { $0.value.storedAt < $1.value.storedAt })
+                {
+                    state.entries[oldest.key] = nil
                 }
             }
-            entries[key] = entry
+            state.entries[key] = entry
         }
     }
 
-    var count: Int { entries.withLock { $0.count } }
+    var statistics: ChainCacheStatistics {
+        state.withLock { ChainCacheStatistics(entries: $0.entries.count, hits: $0.hits, misses: $0.misses) }
+    }
+}
+
+/// How the validated-chain cache has served lookups.
+public struct ChainCacheStatistics: Sendable, Hashable {
+    /// Chains cached now.
+    public var entries: Int
+    /// Lookups answered from the cache.
+    public var hits: Int
+    /// Lookups that had to validate a chain.
+    public var misses: Int
+
+    public init(entries: Int, hits: Int, misses: Int) {
+        self.entries = entries
+        self.hits = hits
+        self.misses = misses
+    }
 }
