@@ -200,10 +200,11 @@ public struct SignedDataVerifier: Sendable {
         switch await verifier.validate(leaf: leaf, intermediates: CertificateStore([intermediate])) {
         case .validCertificate(let validated):
             chain = validated
-        case .couldNotValidate(let failures):
-            let why = failures.first.map { String(describing: $0.policyFailureReason) } ?? "no path to a trusted root"
+        case .couldNotValidate:
             throw SignedDataVerificationError(
-                .untrustedChain, "the certificate chain does not validate at \(Self.format(effectiveDate)): \(why)")
+                .untrustedChain,
+                "the chain does not validate at \(Self.format(effectiveDate)): "
+                    + diagnoseChain(leaf: leaf, intermediate: intermediate, at: effectiveDate))
         }
 
         guard intermediate.extensions[oid: AppleCertificateMarkers.wwdrIntermediate] != nil else {
@@ -230,6 +231,36 @@ public struct SignedDataVerifier: Sendable {
             validUntil: certificates.map(\.notValidAfter).min() ?? effectiveDate,
             storedAt: now
         )
+    }
+
+    /// Says in a few words why leaf → intermediate → root failed (the policy's own reasons embed
+    /// whole certificate dumps).
+    private func diagnoseChain(leaf: Certificate, intermediate: Certificate, at date: Date) -> String {
+        for (name, certificate) in [("leaf", leaf), ("intermediate", intermediate)] {
+            if date > certificate.notValidAfter {
+                return "the \(name) certificate expired at \(Self.format(certificate.notValidAfter))"
+            }
+            if date < certificate.notValidBefore {
+                return "the \(name) certificate is not valid before \(Self.format(certificate.notValidBefore))"
+            }
+        }
+        if case .isCertificateAuthority = try? intermediate.extensions.basicConstraints {
+        } else {
+            return "the intermediate certificate is not a CA"
+        }
+        guard intermediate.publicKey.isValidSignature(leaf.signature, for: leaf) else {
+            return "the leaf certificate is not signed by the intermediate in x5c[1]"
+        }
+        let issuers = configuration.trustedRoots.certificates.filter {
+            $0.subject == intermediate.issuer && $0.publicKey.isValidSignature(intermediate.signature, for: intermediate)
+        }
+        guard let root = issuers.first else {
+            return "the intermediate certificate (issuer \(intermediate.issuer)) is not issued by a trusted root"
+        }
+        if date > root.notValidAfter || date < root.notValidBefore {
+            return "the trusted root is not valid at that date"
+        }
+        return "RFC 5280 path validation failed"
     }
 
     /// OCSP for leaf and intermediate with hard failure; a responder that cannot be reached is a

@@ -1,0 +1,43 @@
+// swift-tools-version: 6.1
+import PackageDescription
+
+// Benchmarks of Storekeeper, kept out of the main package so that its dependency graph (and CI)
+// stays free of the benchmark tooling. Build and run from this folder; see README.md.
+let package = Package(
+    name: "StorekeeperBenchmarks",
+    platforms: [.macOS(.v15)],
+    dependencies: [
+        .package(name: "storekeeper", path: ".."),
+        .package(url: "https://github.com/ordo-one/package-benchmark", from: "1.38.1", traits: ["MallocInterposer"]),
+        .package(url: "https://github.com/apple/swift-crypto.git", "3.12.3"..<"5.0.0"),
+    ],
+    targets: [
+        // The signed transaction, verifier and raw ECDSA inputs both benchmarks measure.
+        .target(
+            name: "VerifyFixture",
+            dependencies: [
+                .product(name: "AppStoreServer", package: "storekeeper"),
+                .product(name: "StoreSimulator", package: "storekeeper"),
+                .product(name: "Crypto", package: "swift-crypto"),
+            ]
+        ),
+        // ordo-one benchmark suite: `swift package benchmark` (the plugin runs targets under Benchmarks/).
+        .executableTarget(
+            name: "VerifyTransaction",
+            dependencies: [
+                "VerifyFixture",
+                .product(name: "AppStoreServer", package: "storekeeper"),
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "Benchmark", package: "package-benchmark"),
+            ],
+            path: "VerifyTransaction",
+            plugins: [.plugin(name: "BenchmarkPlugin", package: "package-benchmark")]
+        ),
+        // One process, one thread: verifier and raw P-256 rates side by side, summary line last.
+        .executableTarget(
+            name: "verify-throughput",
+            dependencies: ["VerifyFixture"]
+        ),
+    ],
+    swiftLanguageModes: [.v6]
+)

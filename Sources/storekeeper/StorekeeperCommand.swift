@@ -1,0 +1,26 @@
+import ArgumentParser
+
+@main
+struct StorekeeperCommand: AsyncParsableCommand {
+    static func main() async {
+        do {
+            var command = try parseAsRoot()
+            if var asyncCommand = command as? any AsyncParsableCommand {
+                try await asyncCommand.run()
+            } else {
+                try command.run()
+            }
+        } catch let error as UsageError {
+            standardError("error: \(error.description)")
+            Self.exit(withError: ExitCode(2))
+        } catch {
+            Self.exit(withError: error)
+        }
+    }
+
+    static let configuration = CommandConfiguration(
+        commandName: "storekeeper",
+        abstract: "A self-hosted in-app purchase and subscription server for the App Store and Google Play.",
+        subcommands: [VerifyCommand.self]
+    )
+}
