@@ -150,7 +150,8 @@ struct VerifyCommand: AsyncParsableCommand {
 
     /// Verifies `token` as `kind` and returns its payload as a JSON object; a notification's nested
     /// signed fields are replaced by their verified, decoded payloads.
-    func verifyAndRender(_ token: String, as kind: SignedPayloadKind, verifier: SignedDataVerifier) async throws -> Any {
+    func verifyAndRender(_ token: String, as kind: SignedPayloadKind, verifier: SignedDataVerifier) async throws -> Any
+    {
         switch kind {
         case .notification:
             _ = try await verifier.verifyNotification(token)

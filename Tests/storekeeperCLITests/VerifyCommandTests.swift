@@ -19,8 +19,10 @@ enum Vectors {
     static func path(_ relative: String) -> String { directory.appendingPathComponent(relative).path }
     static var appleRoot: String { path("apple-real/AppleRootCA-G3.cer") }
     static var realFiles: [String] {
-        ((try? FileManager.default.contentsOfDirectory(atPath: path("apple-real"))) ?? []).filter { $0.hasSuffix(".jws") }
-            .sorted()
+        ((try? FileManager.default.contentsOfDirectory(atPath: path("apple-real"))) ?? []).filter {
+            $0.hasSuffix(".jws")
+        }
+        .sorted()
     }
 }
 
@@ -47,15 +49,21 @@ enum Vectors {
         let file = Vectors.path("apple-real/12-transaction-Consumable.jws")
         let token = try String(contentsOfFile: file, encoding: .utf8)
         let good = try CLI.run(
-            ["verify", "--root", Vectors.appleRoot, "--bundle-id", "com.jrjj.keysns", "--environment", "Production",
-             "--app-apple-id", "1601830814", "-"], standardInput: token)
+            [
+                "verify", "--root", Vectors.appleRoot, "--bundle-id", "com.jrjj.keysns", "--environment", "Production",
+                "--app-apple-id", "1601830814", "-",
+            ], standardInput: token)
         #expect(good.status == 0, "\(good.standardError)")
         #expect(!good.standardError.contains("bundle id not checked"))
         let wrong = try CLI.run(
-            ["verify", "--root", Vectors.appleRoot, "--bundle-id", "com.other", "--environment", "Production",
-             "--app-apple-id", "1", "@" + file])
+            [
+                "verify", "--root", Vectors.appleRoot, "--bundle-id", "com.other", "--environment", "Production",
+                "--app-apple-id", "1", "@" + file,
+            ])
         #expect(wrong.status == 1)
-        #expect(wrong.standardError == "invalid: bundle-id-mismatch: bundle id is \"com.jrjj.keysns\"; expected \"com.other\"\n")
+        #expect(
+            wrong.standardError
+                == "invalid: bundle-id-mismatch: bundle id is \"com.jrjj.keysns\"; expected \"com.other\"\n")
         #expect(wrong.standardOutput.isEmpty)
         let sandbox = try CLI.run(["verify", "--root", Vectors.appleRoot, "--environment", "Sandbox", "@" + file])
         #expect(sandbox.status == 1)
@@ -80,7 +88,9 @@ enum Vectors {
         #expect(missing.status == 1)
         #expect(missing.standardError == "invalid: malformed-header: the header has no x5c certificate chain\n")
         // The test CA is not Apple's root: refused as --root.
-        let pinned = try CLI.run(["verify", "--root", testCA, "@" + Vectors.path("apple-library-test/testNotification")])
+        let pinned = try CLI.run([
+            "verify", "--root", testCA, "@" + Vectors.path("apple-library-test/testNotification"),
+        ])
         #expect(pinned.status == 2)
         #expect(pinned.standardError.contains("is not Apple Root CA - G3"))
     }
@@ -106,7 +116,9 @@ enum Vectors {
         #expect(tampered.standardError.hasPrefix("invalid: "))
         #expect(tampered.standardError.split(separator: "\n").count == 1)
         let garbage = try CLI.run(["verify", "--allow-root", rootPath, "not-a-token"])
-        #expect(garbage.standardError == "invalid: malformed-jws: a compact JWS has 3 dot-separated parts; this input has 1\n")
+        #expect(
+            garbage.standardError
+                == "invalid: malformed-jws: a compact JWS has 3 dot-separated parts; this input has 1\n")
         let noRoot = try CLI.run(["verify", token])
         #expect(noRoot.status == 2)
         #expect(noRoot.standardError.hasPrefix("error: no trusted root configured"))

@@ -1,6 +1,6 @@
 public import AsyncHTTPClient
 import Foundation
-import NIOCore
+public import NIOCore
 import Synchronization
 import X509
 
@@ -29,10 +29,15 @@ public struct OCSPRejectedError: Error, CustomStringConvertible, Sendable {
 /// OCSP over HTTP POST (RFC 6960 appendix A) with AsyncHTTPClient.
 public struct HTTPOCSPTransport: OCSPTransport {
     let httpClient: HTTPClient
+    let timeout: TimeAmount
     let maxResponseBytes: Int
 
-    public init(httpClient: HTTPClient = .shared, maxResponseBytes: Int = 64 * 1024) {
+    /// - Parameter timeout: how long one request may take, connecting included (AsyncHTTPClient keeps
+    ///   retrying a refused connection until then).
+    public init(httpClient: HTTPClient = .shared, timeout: TimeAmount = .seconds(5), maxResponseBytes: Int = 64 * 1024)
+    {
         self.httpClient = httpClient
+        self.timeout = timeout
         self.maxResponseBytes = maxResponseBytes
     }
 
@@ -43,8 +48,7 @@ public struct HTTPOCSPTransport: OCSPTransport {
         httpRequest.body = .bytes(ByteBuffer(bytes: request))
         let response: HTTPClientResponse
         do {
-            // The verifier's policy imposes the real deadline by cancelling; this only bounds a hang.
-            response = try await httpClient.execute(httpRequest, timeout: .seconds(30))
+            response = try await httpClient.execute(httpRequest, timeout: timeout)
         } catch {
             throw OCSPUnreachableError(description: "OCSP request to \(uri) failed: \(error)")
         }

@@ -252,7 +252,8 @@ public struct SignedDataVerifier: Sendable {
             return "the leaf certificate is not signed by the intermediate in x5c[1]"
         }
         let issuers = configuration.trustedRoots.certificates.filter {
-            $0.subject == intermediate.issuer && $0.publicKey.isValidSignature(intermediate.signature, for: intermediate)
+            $0.subject == intermediate.issuer
+                && $0.publicKey.isValidSignature(intermediate.signature, for: intermediate)
         }
         guard let root = issuers.first else {
             return "the intermediate certificate (issuer \(intermediate.issuer)) is not issued by a trusted root"
@@ -269,7 +270,9 @@ public struct SignedDataVerifier: Sendable {
         of leaf: Certificate, intermediate: Certificate, transport: any OCSPTransport, now: Date
     ) async throws(SignedDataVerificationError) {
         let recording = RecordingOCSPRequester(transport: transport)
+        // RFC 5280 again (cheap, and it is what handles the critical extensions); then OCSP per link.
         var verifier = Verifier(rootCertificates: rootStore) {
+            RFC5280Policy(fixedExpiryValidationTime: now)
             PinnedPathPolicy(intermediate: intermediate)
             OCSPVerifierPolicy(failureMode: .hard, requester: recording, fixedExpiryValidationTime: now)
         }
@@ -281,7 +284,7 @@ public struct SignedDataVerifier: Sendable {
                 throw SignedDataVerificationError(
                     .revocationCheckUnavailable, "the OCSP responder could not be reached: \(networkFailure)")
             }
-            let why = failures.first.map { String(describing: $0.policyFailureReason) } ?? "no OCSP answer"
+            let why = failures.first.map { String(describing: $0.policyFailureReason) } ?? "the chain was refused"
             throw SignedDataVerificationError(.revocationCheckFailed, "OCSP: \(why)")
         }
     }
