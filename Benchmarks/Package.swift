@@ -10,6 +10,7 @@ let package = Package(
         .package(name: "storekeeper", path: ".."),
         .package(url: "https://github.com/ordo-one/package-benchmark", from: "1.38.1", traits: ["MallocInterposer"]),
         .package(url: "https://github.com/apple/swift-crypto.git", "3.12.3"..<"5.0.0"),
+        .package(url: "https://github.com/apple/swift-certificates.git", from: "1.21.1"),
     ],
     targets: [
         // The signed transaction, verifier and raw ECDSA inputs both benchmarks measure.
@@ -19,15 +20,15 @@ let package = Package(
                 .product(name: "AppStoreServer", package: "storekeeper"),
                 .product(name: "StoreSimulator", package: "storekeeper"),
                 .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "X509", package: "swift-certificates"),
             ]
         ),
-        // ordo-one benchmark suite: `swift package benchmark` (the plugin runs targets under Benchmarks/).
+        // ordo-one suite for `swift package benchmark`: the plugin runs executable targets whose folder is
+        // directly inside a folder named Benchmarks (this package).
         .executableTarget(
             name: "VerifyTransaction",
             dependencies: [
                 "VerifyFixture",
-                .product(name: "AppStoreServer", package: "storekeeper"),
-                .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Benchmark", package: "package-benchmark"),
             ],
             path: "VerifyTransaction",

@@ -307,6 +307,17 @@ import Testing
             .invalidSignature, replacingPart(2, of: token, with: Base64URL.encode(signature)), verifier: verifier)
     }
 
+    @Test func anotherHeaderEncodingOfTheSameChainReusesTheValidatedChain() async throws {
+        let verifier = try fixture.verifier()
+        _ = try await verifier.verify(try fixture.signer.sign(fixture.transaction()), as: JWSTransaction.self)
+        // Same certificates, different header text (an extra member): found by the certificates' DER bytes.
+        let header = try JSONSerialization.data(
+            withJSONObject: ["alg": "ES256", "x5c": fixture.chain.x5c, "typ": "JWT"], options: [.sortedKeys])
+        let other = try fixture.signer.sign(headerJSON: header, payloadJSON: try fixture.transactionJSON())
+        #expect(try await verifier.verify(other, as: JWSTransaction.self) == fixture.transaction())
+        #expect(verifier.chainCacheStatistics == .init(entries: 1, hits: 1, misses: 1))
+    }
+
     @Test func cacheEntriesExpireAfterTheirTimeToLive() async throws {
         let clock = ManualClock(fixture.signedDate)
         let verifier = try SignedDataVerifier(

@@ -2,6 +2,7 @@ public import AppStoreServer
 public import Crypto
 public import Foundation
 import StoreSimulator
+import X509
 
 /// What both verification benchmarks measure: one production `signedTransactionInfo` signed by an
 /// Apple-shaped test chain, a verifier configured the way a production server configures it
@@ -12,6 +13,8 @@ public struct VerifyFixture: Sendable {
     public static let appAppleId: Int64 = 1_234_567_890
     /// The transaction id the signed payload carries; every verification is checked against it.
     public static let transactionId = "2000000987654321"
+    /// The transaction id this fixture's token carries.
+    public let expectedTransactionId: String
 
     /// The compact JWS, as the App Store sends it in `signedTransactionInfo`.
     public let token: String
@@ -29,8 +32,7 @@ public struct VerifyFixture: Sendable {
         let signedDate = Date(timeIntervalSince1970: 1_760_000_000)
         let chain = try TestCertificateChain(options: .init(now: signedDate))
         let token = try AppStoreSigner(chain: chain).sign(Self.transaction(signedDate: signedDate))
-        self.token = token
-        self.verifier = try SignedDataVerifier(
+        let verifier = try SignedDataVerifier(
             configuration: .init(
                 trustedRoots: chain.trustedRoots,
                 bundleId: Self.bundleId,
@@ -40,13 +42,51 @@ public struct VerifyFixture: Sendable {
                 onlineChecks: false
             )
         )
+        try self.init(
+            token: token, verifier: verifier, transactionId: Self.transactionId, leafKey: chain.leafKey.publicKey)
+    }
+
+    /// A real `signedTransactionInfo` from `../shared/vectors/apple-real` (Apple's production chain,
+    /// larger certificates than the test chain), verified with the pinned Apple root, bundle id and
+    /// environment at its signedDate; nil where the vectors are absent.
+    public static func realAppleVector() throws -> VerifyFixture? {
+        let directory = URL(fileURLWithPath: #filePath)
+            .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent().deletingLastPathComponent().appendingPathComponent("shared/vectors/apple-real")
+        let file = directory.appendingPathComponent("14-transaction-AutoRenewableSubscription.jws").path
+        guard let data = FileManager.default.contents(atPath: file) else { return nil }
+        let token = String(decoding: data, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+        let verifier = try SignedDataVerifier(
+            configuration: .init(
+                trustedRoots: TrustedRoots(appleRootFiles: [directory.appendingPathComponent("AppleRootCA-G3.cer").path]
+                ),
+                bundleId: "com.loki-project.loki-messenger",
+                environment: .sandbox
+            )
+        )
+        let header = try JSONSerialization.jsonObject(with: Base64URL.decode(token.split(separator: ".")[0]) ?? Data())
+        guard let x5c = (header as? [String: Any])?["x5c"] as? [String], let leafDER = Data(base64Encoded: x5c[0])
+        else {
+            throw BenchmarkFailure("the real vector has no leaf certificate")
+        }
+        let leaf = try Certificate(derEncoded: Array(leafDER))
+        guard let leafKey = P256.Signing.PublicKey(leaf.publicKey) else {
+            throw BenchmarkFailure("the real vector's leaf key is not P-256")
+        }
+        return try VerifyFixture(token: token, verifier: verifier, transactionId: "2000001024998954", leafKey: leafKey)
+    }
+
+    init(token: String, verifier: SignedDataVerifier, transactionId: String, leafKey: P256.Signing.PublicKey) throws {
+        self.token = token
+        self.verifier = verifier
+        self.expectedTransactionId = transactionId
         let parts = token.split(separator: ".", omittingEmptySubsequences: false)
         guard parts.count == 3, let rawSignature = Base64URL.decode(parts[2]) else {
             throw BenchmarkFailure("the signer produced a malformed token")
         }
         self.signingInput = Data(token[parts[0].startIndex..<parts[1].endIndex].utf8)
         self.signature = try P256.Signing.ECDSASignature(rawRepresentation: rawSignature)
-        self.leafPublicKey = chain.leafKey.publicKey
+        self.leafPublicKey = leafKey
     }
 
     /// A renewal of a monthly auto-renewable subscription, with the fields a production
@@ -91,7 +131,7 @@ public struct VerifyFixture: Sendable {
     /// One full verification of the token; fails unless it verifies to the signed transaction.
     public func verifyOnce() async throws {
         let transaction = try await verifier.verify(token, as: JWSTransaction.self)
-        guard transaction.transactionId == Self.transactionId else {
+        guard transaction.transactionId == expectedTransactionId else {
             throw BenchmarkFailure("verified the wrong transaction: \(transaction.transactionId ?? "nil")")
         }
     }

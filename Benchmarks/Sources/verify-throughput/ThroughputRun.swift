@@ -10,9 +10,24 @@ enum ThroughputRun {
     static let rounds = 7
 
     static func run() async throws {
-        let fixture = try VerifyFixture()
+        // Informational: the same measurement on a real Apple token, when the vectors are present.
+        if let real = try VerifyFixture.realAppleVector() {
+            let (verify, raw) = try await measure(real, label: "real Apple token")
+            print(
+                "real Apple signedTransactionInfo (\(real.token.utf8.count) bytes): verify \(Int(verify.rounded()))/s"
+                    + " raw-p256-verify \(Int(raw.rounded()))/s ratio \(String(format: "%.3f", verify / raw))")
+        }
+        let (verifyRate, rawRate) = try await measure(try VerifyFixture(), label: "test-chain token")
+        let ratio = verifyRate / rawRate
         print(
-            "token: \(fixture.token.utf8.count) bytes, signing input: \(fixture.signingInput.count) bytes;"
+            "verify-transaction: \(Int(verifyRate.rounded()))/s raw-p256-verify: \(Int(rawRate.rounded()))/s"
+                + " ratio: \(String(format: "%.3f", ratio))")
+    }
+
+    /// Median rates of full and raw verifications of `fixture`'s token over alternating rounds.
+    static func measure(_ fixture: VerifyFixture, label: String) async throws -> (verify: Double, raw: Double) {
+        print(
+            "\(label): \(fixture.token.utf8.count) bytes, signing input: \(fixture.signingInput.count) bytes;"
                 + " \(rounds) rounds of ~\(roundDuration) each, one thread")
 
         try await fixture.warmUp()
@@ -42,12 +57,20 @@ enum ThroughputRun {
 
         // The median of the rounds, not the best: it is fairer to both sides, as a noisy round
         // (another process on the other core, a frequency change) moves neither figure much.
-        let verifyRate = median(verifyRates)
-        let rawRate = median(rawRates)
-        let ratio = verifyRate / rawRate
-        print(
-            "verify-transaction: \(Int(verifyRate.rounded()))/s raw-p256-verify: \(Int(rawRate.rounded()))/s"
-                + " ratio: \(String(format: "%.3f", ratio))")
+        return (median(verifyRates), median(rawRates))
+    }
+
+    /// Warms up, then runs `verifications` full and `raw` raw verifications, untimed: for profilers.
+    static func profile(verifications: Int, raw: Int) async throws {
+        let fixture = try VerifyFixture()
+        try await fixture.warmUp()
+        for _ in 0..<verifications {
+            try await fixture.verifyOnce()
+        }
+        for _ in 0..<raw {
+            try fixture.rawVerifyOnce()
+        }
+        print("profiled \(verifications) verifications and \(raw) raw verifications")
     }
 
     /// Full verifications per second of `count` sequential verifications.

@@ -109,31 +109,20 @@ public struct SignedDataVerifier: Sendable {
         _ token: String, as payloadType: Payload.Type = Payload.self
     ) async throws(SignedDataVerificationError) -> Payload {
         let jws = try CompactJWS(parsing: token, maxLength: configuration.maxInputBytes)
+        let payloadBytes = try jws.decodePayload()
+        let signatureBytes = try jws.decodeSignature()
 
-        guard let algorithm = jws.header.alg else {
-            throw SignedDataVerificationError(.malformedHeader, "the header has no alg")
-        }
-        guard algorithm == "ES256" else {
-            throw SignedDataVerificationError(
-                .unsupportedAlgorithm, "alg is \(algorithm); App Store data is signed with ES256")
-        }
-        guard let x5c = jws.header.x5c else {
-            throw SignedDataVerificationError(.malformedHeader, "the header has no x5c certificate chain")
-        }
-        guard x5c.count == 3 else {
-            throw SignedDataVerificationError(
-                .wrongCertificateCount, "x5c holds \(x5c.count) certificates; App Store data carries exactly 3")
-        }
-        guard let leafDER = Data(base64Encoded: x5c[0]) else {
-            throw SignedDataVerificationError(.malformedCertificate, "x5c[0] (leaf) is not valid base64")
-        }
-        guard let intermediateDER = Data(base64Encoded: x5c[1]) else {
-            throw SignedDataVerificationError(.malformedCertificate, "x5c[1] (intermediate) is not valid base64")
+        // A header seen before with a validated chain needs no decoding (see VerifiedChainCache).
+        let key: VerifiedChainCache.Key
+        if let known = cache.key(forHeader: jws.encodedHeader) {
+            key = known
+        } else {
+            key = try chainKey(from: jws.decodeHeader())
         }
 
         let payload: Payload
         do {
-            payload = try AppStoreJSON.makeDecoder().decode(Payload.self, from: jws.payload)
+            payload = try AppStoreJSON.makeDecoder().decode(Payload.self, from: payloadBytes)
         } catch {
             throw SignedDataVerificationError(
                 .malformedPayload, "the payload is not a valid \(Payload.self): \(Self.describe(error))")
@@ -146,23 +135,22 @@ public struct SignedDataVerifier: Sendable {
         case .fixed(let date): effectiveDate = date
         }
 
-        let key = VerifiedChainCache.Key(leaf: leafDER, intermediate: intermediateDER)
         let leafKey: P256.Signing.PublicKey
         if let cached = cache.leafKey(for: key, effectiveDate: effectiveDate, now: now) {
             leafKey = cached
         } else {
             let entry = try await validateChain(
-                leafDER: leafDER, intermediateDER: intermediateDER, effectiveDate: effectiveDate, now: now)
-            cache.insert(entry, for: key)
+                leafDER: key.leaf, intermediateDER: key.intermediate, effectiveDate: effectiveDate, now: now)
+            cache.insert(entry, for: key, header: jws.encodedHeader)
             leafKey = entry.leafKey
         }
 
-        guard jws.signature.count == 64,
-            let signature = try? P256.Signing.ECDSASignature(rawRepresentation: jws.signature)
+        guard signatureBytes.count == 64,
+            let signature = try? P256.Signing.ECDSASignature(rawRepresentation: signatureBytes)
         else {
             throw SignedDataVerificationError(
                 .malformedSignature,
-                "the signature is \(jws.signature.count) bytes; ES256 signatures are 64 bytes (r‖s)")
+                "the signature is \(signatureBytes.count) bytes; ES256 signatures are 64 bytes (r‖s)")
         }
         guard leafKey.isValidSignature(signature, for: Data(jws.signingInput.utf8)) else {
             throw SignedDataVerificationError(
@@ -171,6 +159,31 @@ public struct SignedDataVerifier: Sendable {
 
         try checkIdentity(payload.claimedIdentity)
         return payload
+    }
+
+    /// Checks `alg` and `x5c` and returns the chain's cache key: the DER bytes of leaf and intermediate.
+    private func chainKey(from header: CompactJWS.Header) throws(SignedDataVerificationError) -> VerifiedChainCache.Key {
+        guard let algorithm = header.alg else {
+            throw SignedDataVerificationError(.malformedHeader, "the header has no alg")
+        }
+        guard algorithm == "ES256" else {
+            throw SignedDataVerificationError(
+                .unsupportedAlgorithm, "alg is \(algorithm); App Store data is signed with ES256")
+        }
+        guard let x5c = header.x5c else {
+            throw SignedDataVerificationError(.malformedHeader, "the header has no x5c certificate chain")
+        }
+        guard x5c.count == 3 else {
+            throw SignedDataVerificationError(
+                .wrongCertificateCount, "x5c holds \(x5c.count) certificates; App Store data carries exactly 3")
+        }
+        guard let leafDER = Data(base64Encoded: x5c[0]) else {
+            throw SignedDataVerificationError(.malformedCertificate, "x5c[0] (leaf) is not valid base64")
+        }
+        guard let intermediateDER = Data(base64Encoded: x5c[1]) else {
+            throw SignedDataVerificationError(.malformedCertificate, "x5c[1] (intermediate) is not valid base64")
+        }
+        return VerifiedChainCache.Key(leaf: leafDER, intermediate: intermediateDER)
     }
 
     /// Validates leaf → intermediate → a configured root at `effectiveDate`, then Apple's markers,

@@ -9,6 +9,11 @@ import Synchronization
 /// dates inside the validity of every certificate of its chain, and only until it is `timeToLive`
 /// old (which also bounds how stale an online revocation answer may get). At most `capacity`
 /// entries; when full, expired entries go first, then the oldest.
+///
+/// In front of it, an index from the exact header text of tokens whose chain was validated to that
+/// chain's key: the same header bytes always carry the same `x5c`, so a hit skips decoding the
+/// header and its certificates (a fifth of a verification when measured). A header not in the index
+/// is decoded and looked up by its certificates' DER bytes as usual.
 final class VerifiedChainCache: Sendable {
     struct Key: Hashable, Sendable {
         var leaf: Data
@@ -25,6 +30,7 @@ final class VerifiedChainCache: Sendable {
 
     struct State {
         var entries: [Key: Entry] = [:]
+        var keysByHeader: [String: Key] = [:]
         var hits = 0
         var misses = 0
     }
@@ -36,6 +42,19 @@ final class VerifiedChainCache: Sendable {
     init(capacity: Int, timeToLive: TimeInterval) {
         self.capacity = max(0, capacity)
         self.timeToLive = timeToLive
+    }
+
+    /// The chain key a previously validated token with exactly this header text had.
+    func key(forHeader header: Substring) -> Key? {
+        let header = String(header)
+        return state.withLock { state in
+            guard let key = state.keysByHeader[header] else { return nil }
+            guard state.entries[key] != nil else {
+                state.keysByHeader[header] = nil
+                return nil
+            }
+            return key
+        }
     }
 
     /// The leaf key of a validated chain usable at `effectiveDate`, if one is cached and fresh at `now`.
@@ -59,9 +78,13 @@ final class VerifiedChainCache: Sendable {
         }
     }
 
-    func insert(_ entry: Entry, for key: Key) {
+    func insert(_ entry: Entry, for key: Key, header: Substring) {
         guard capacity > 0 else { return }
+        let header = String(header)
         state.withLock { state in
+            // Headers differ only in members other than x5c; a few per chain at most.
+            if state.keysByHeader.count >= capacity * 4 { state.keysByHeader.removeAll(keepingCapacity: true) }
+            state.keysByHeader[header] = key
             if state.entries[key] == nil, state.entries.count >= capacity {
                 let now = entry.storedAt
                 state.entries = state.entries.filter { now.timeIntervalSince($0.value.storedAt) < timeToLive }
