@@ -158,7 +158,8 @@ public enum Base64URL {
     /// Value of each byte in the base64url alphabet; 0xFF for bytes outside it.
     private static let decodingTable: [UInt8] = {
         var table = [UInt8](repeating: 0xFF, count: 256)
-        for (value, byte) in Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_".utf8).enumerated() {
+        for (value, byte) in Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_".utf8).enumerated()
+        {
             table[Int(byte)] = UInt8(value)
         }
         return table

@@ -162,7 +162,8 @@ public struct SignedDataVerifier: Sendable {
     }
 
     /// Checks `alg` and `x5c` and returns the chain's cache key: the DER bytes of leaf and intermediate.
-    private func chainKey(from header: CompactJWS.Header) throws(SignedDataVerificationError) -> VerifiedChainCache.Key {
+    private func chainKey(from header: CompactJWS.Header) throws(SignedDataVerificationError) -> VerifiedChainCache.Key
+    {
         guard let algorithm = header.alg else {
             throw SignedDataVerificationError(.malformedHeader, "the header has no alg")
         }
