@@ -1,7 +1,6 @@
 import AppStoreServer
 import Foundation
 import StoreSimulator
-import Synchronization
 
 /// A fresh test chain, a signer over it, and a production-style transaction to sign.
 struct VerifierFixture {
@@ -74,12 +73,4 @@ struct VerifierFixture {
     func transactionJSON() throws -> Data {
         try AppStoreJSON.makeEncoder().encode(transaction())
     }
-}
-
-/// A clock tests move by hand.
-final class ManualClock: WallClock {
-    private let current: Mutex<Date>
-    init(_ start: Date) { current = Mutex(start) }
-    func now() -> Date { current.withLock { $0 } }
-    func advance(by seconds: TimeInterval) { current.withLock { $0 += seconds } }
 }

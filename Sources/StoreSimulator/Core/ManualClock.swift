@@ -1,0 +1,19 @@
+public import AppStoreServer
+public import Foundation
+import Synchronization
+
+/// A clock that moves only when told to: for tests.
+public final class ManualClock: WallClock {
+    private let current: Mutex<Date>
+
+    public init(_ start: Date) {
+        current = Mutex(start)
+    }
+
+    public func now() -> Date { current.withLock { $0 } }
+
+    /// Moves the clock by `seconds` (negative moves it back).
+    public func advance(by seconds: TimeInterval) {
+        current.withLock { $0 += seconds }
+    }
+}

@@ -1,0 +1,168 @@
+public import Foundation
+import Hummingbird
+public import Logging
+import NIOCore
+import ServiceLifecycle
+import Synchronization
+
+/// Fake stores on loopback HTTP: what the real stores would serve, signed with the simulator's own
+/// certificate chain (its root written to a file for servers to trust), on a controllable clock,
+/// with injectable faults. Used by tests, `storekeeper demo` and users' own integration tests.
+///
+/// For now it serves the control API and OCSP for its chain; the App Store and Google Play
+/// sides mount on the same server.
+public final class StoreSimulator: Sendable {
+    /// Where to listen and how time runs.
+    public struct Configuration: Sendable {
+        /// The address to listen on; loopback only by default.
+        public var host: String
+        /// The port; 0 picks a free one.
+        public var port: Int
+        /// Simulated time at start (default: the real time).
+        public var start: Date?
+        /// Simulated seconds per real second.
+        public var rate: Double
+        /// Where to write the root certificate (default: a new temporary directory).
+        public var directory: URL?
+        public var logger: Logger
+
+        public init(
+            host: String = "127.0.0.1", port: Int = 0, start: Date? = nil, rate: Double = 1, directory: URL? = nil,
+            logger: Logger = Logger(label: "storekeeper.simulator")
+        ) {
+            self.host = host
+            self.port = port
+            self.start = start
+            self.rate = rate
+            self.directory = directory
+            self.logger = logger
+        }
+    }
+
+    /// Where the running simulator can be reached.
+    public struct Endpoints: Sendable, Hashable, Codable {
+        /// `http://127.0.0.1:<port>`.
+        public var baseURL: String
+        /// The control API.
+        public var controlURL: String
+        /// The OCSP responder named in the chain's certificates.
+        public var ocspURL: String
+        /// The DER root certificate to trust (as an explicitly allowed root).
+        public var rootCertificatePath: String
+    }
+
+    /// Why the simulator could not start.
+    public struct StartError: Error, CustomStringConvertible, Sendable {
+        public var description: String
+    }
+
+    struct Running: Sendable {
+        var endpoints: Endpoints
+        var chain: TestCertificateChain
+        var ocsp: TestOCSPResponder
+        var task: Task<Void, any Error>
+    }
+
+    public let configuration: Configuration
+    public let clock: SimulatorClock
+    public let faults: FaultInjector
+    private let running = Mutex<Running?>(nil)
+
+    public init(configuration: Configuration = Configuration()) {
+        self.configuration = configuration
+        self.clock = SimulatorClock(start: configuration.start, rate: configuration.rate)
+        self.faults = FaultInjector()
+    }
+
+    /// The endpoints, once started.
+    public var endpoints: Endpoints? { running.withLock { $0?.endpoints } }
+    /// The signing chain, once started (its certificates name this server's OCSP responder).
+    public var chain: TestCertificateChain? { running.withLock { $0?.chain } }
+    /// The OCSP responder, once started (to revoke certificates in tests).
+    public var ocspResponder: TestOCSPResponder? { running.withLock { $0?.ocsp } }
+
+    /// Starts listening, makes the signing chain and writes its root; returns the endpoints.
+    @discardableResult
+    public func start() async throws -> Endpoints {
+        if let endpoints { return endpoints }
+        let router = Router()
+        ControlRoutes(clock: clock, faults: faults, endpoints: { [weak self] in self?.endpoints })
+            .register(on: router)
+        let stores = router.group().add(middleware: FaultMiddleware(faults: faults))
+        stores.post("ocsp") { [weak self] request, _ -> Response in
+            guard let responder = self?.ocspResponder else { throw HTTPError(.serviceUnavailable) }
+            let body = try await request.body.collect(upTo: 64 * 1024)
+            do {
+                let answer = try responder.respond(to: Array(buffer: body))
+                var headers = HTTPFields()
+                headers[.contentType] = "application/ocsp-response"
+                return Response(status: .ok, headers: headers, body: .init(byteBuffer: ByteBuffer(bytes: answer)))
+            } catch {
+                throw HTTPError(.badRequest, message: "\(error)")
+            }
+        }
+
+        let (portStream, portContinuation) = AsyncStream.makeStream(of: Int?.self)
+        let application = Application(
+            router: router,
+            configuration: .init(address: .hostname(configuration.host, port: configuration.port)),
+            onServerRunning: { channel in
+                portContinuation.yield(channel.localAddress?.port)
+                portContinuation.finish()
+            },
+            logger: configuration.logger
+        )
+        let task = Task {
+            defer { portContinuation.finish() }
+            try await application.runService(gracefulShutdownSignals: [])
+        }
+        var iterator = portStream.makeAsyncIterator()
+        guard let boundPort = await iterator.next() ?? nil else {
+            task.cancel()
+            throw StartError(description: "the simulator could not listen on \(configuration.host):\(configuration.port)")
+        }
+
+        let baseURL = "http://\(configuration.host):\(boundPort)"
+        var options = TestCertificateChain.Options(now: clock.now(), name: "Storekeeper Simulator")
+        options.ocspResponderURL = baseURL + "/ocsp"
+        let chain = try TestCertificateChain(options: options)
+        let directory =
+            configuration.directory
+            ?? FileManager.default.temporaryDirectory.appendingPathComponent("storekeeper-simulator-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        let rootPath = directory.appendingPathComponent("simulator-root.der").path
+        try chain.writeRoot(to: rootPath)
+        let endpoints = Endpoints(
+            baseURL: baseURL, controlURL: baseURL + "/control", ocspURL: baseURL + "/ocsp",
+            rootCertificatePath: rootPath)
+        running.withLock {
+            $0 = Running(endpoints: endpoints, chain: chain, ocsp: TestOCSPResponder(chain: chain, clock: clock), task: task)
+        }
+        return endpoints
+    }
+
+    /// Runs a simulator for the duration of `body` and stops it afterwards, whether `body` returns or throws.
+    public static func withRunning<Result>(
+        configuration: Configuration = Configuration(),
+        _ body: (StoreSimulator, Endpoints) async throws -> Result
+    ) async throws -> Result {
+        let simulator = StoreSimulator(configuration: configuration)
+        let endpoints = try await simulator.start()
+        do {
+            let result = try await body(simulator, endpoints)
+            await simulator.stop()
+            return result
+        } catch {
+            await simulator.stop()
+            throw error
+        }
+    }
+
+    /// Stops listening and waits until the server is down.
+    public func stop() async {
+        guard let task = running.withLock({ $0?.task }) else { return }
+        task.cancel()
+        _ = await task.result
+        running.withLock { $0 = nil }
+    }
+}
