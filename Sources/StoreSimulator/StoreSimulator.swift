@@ -119,7 +119,8 @@ public final class StoreSimulator: Sendable {
         var iterator = portStream.makeAsyncIterator()
         guard let boundPort = await iterator.next() ?? nil else {
             task.cancel()
-            throw StartError(description: "the simulator could not listen on \(configuration.host):\(configuration.port)")
+            throw StartError(
+                description: "the simulator could not listen on \(configuration.host):\(configuration.port)")
         }
 
         let baseURL = "http://\(configuration.host):\(boundPort)"
@@ -128,7 +129,8 @@ public final class StoreSimulator: Sendable {
         let chain = try TestCertificateChain(options: options)
         let directory =
             configuration.directory
-            ?? FileManager.default.temporaryDirectory.appendingPathComponent("storekeeper-simulator-\(UUID().uuidString)")
+            ?? FileManager.default.temporaryDirectory.appendingPathComponent(
+                "storekeeper-simulator-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         let rootPath = directory.appendingPathComponent("simulator-root.der").path
         try chain.writeRoot(to: rootPath)
@@ -136,7 +138,8 @@ public final class StoreSimulator: Sendable {
             baseURL: baseURL, controlURL: baseURL + "/control", ocspURL: baseURL + "/ocsp",
             rootCertificatePath: rootPath)
         running.withLock {
-            $0 = Running(endpoints: endpoints, chain: chain, ocsp: TestOCSPResponder(chain: chain, clock: clock), task: task)
+            $0 = Running(
+                endpoints: endpoints, chain: chain, ocsp: TestOCSPResponder(chain: chain, clock: clock), task: task)
         }
         return endpoints
     }
