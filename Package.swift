@@ -83,7 +83,8 @@ let package = Package(
         .executableTarget(
             name: "storekeeper",
             dependencies: [
-                "AppStoreServer", "StorekeeperServer",
+                "AppStoreServer", "StorekeeperServer", "StoreSimulator",
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ],

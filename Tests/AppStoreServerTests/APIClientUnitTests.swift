@@ -1,11 +1,13 @@
-@testable import AppStoreServer
 import Foundation
 import Testing
+
+@testable import AppStoreServer
 
 @Suite struct APIClientUnitTests {
     @Test func historyFiltersBecomeRepeatedQueryItems() {
         let request = TransactionHistoryRequest(
-            startDate: Date(timeIntervalSince1970: 1_700_000_000), endDate: Date(timeIntervalSince1970: 1_700_086_400.5),
+            startDate: Date(timeIntervalSince1970: 1_700_000_000),
+            endDate: Date(timeIntervalSince1970: 1_700_086_400.5),
             productIds: ["a", "b"], productTypes: [.autoRenewable, .consumable], sort: .descending,
             subscriptionGroupIdentifiers: ["g1"], inAppOwnershipType: .familyShared, revoked: false)
         let items = request.queryItems(revision: "rev-1").map { "\($0.name)=\($0.value ?? "")" }
@@ -20,7 +22,8 @@ import Testing
 
     @Test func backoffIsFullJitterUnderADoublingCapAndHonoursRetryAfter() {
         // `random` returns the top of its range, so the delays are the caps themselves.
-        let top = RetryPolicy(maxAttempts: 10, initialBackoff: 0.5, maxBackoff: 3, budget: 100, random: { $0.upperBound })
+        let top = RetryPolicy(
+            maxAttempts: 10, initialBackoff: 0.5, maxBackoff: 3, budget: 100, random: { $0.upperBound })
         #expect((1...5).map { top.delay(beforeRetry: $0, retryAfter: nil) } == [0.5, 1, 2, 3, 3])
         #expect(top.delay(beforeRetry: 1, retryAfter: 7) == 7)
         let bottom = RetryPolicy(initialBackoff: 0.5, random: { $0.lowerBound })
@@ -31,7 +34,9 @@ import Testing
     @Test func errorsClassifyRetryability() {
         #expect(AppStoreServerAPIError(httpStatus: 429, code: .rateLimitExceeded, message: "").isRetryable)
         #expect(AppStoreServerAPIError(httpStatus: 404, code: .accountNotFoundRetryable, message: "").isRetryable)
-        #expect(AppStoreServerAPIError(httpStatus: 404, code: .originalTransactionIdNotFoundRetryable, message: "").isRetryable)
+        #expect(
+            AppStoreServerAPIError(httpStatus: 404, code: .originalTransactionIdNotFoundRetryable, message: "")
+                .isRetryable)
         #expect(AppStoreServerAPIError(httpStatus: 500, code: .generalInternalRetryable, message: "").isRetryable)
         #expect(AppStoreServerAPIError(httpStatus: 503, code: nil, message: "").isRetryable)
         #expect(AppStoreServerAPIError(httpStatus: nil, code: nil, message: "timed out").isRetryable)
