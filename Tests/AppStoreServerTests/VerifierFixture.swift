@@ -82,4 +82,5 @@ final class ManualClock: WallClock {
     init(_ start: Date) { current = Mutex(start) }
     func now() -> Date { current.withLock { $0 } }
     func advance(by seconds: TimeInterval) { current.withLock { $0 += seconds } }
+    func set(_ date: Date) { current.withLock { $0 = date } }
 }
