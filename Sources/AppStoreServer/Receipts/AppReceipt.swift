@@ -51,22 +51,21 @@ public struct AppReceipt: Hashable, Sendable {
         var bundleId: String?
         var receiptType: String?
         var purchases: [InAppPurchase] = []
-        for attribute in try ReceiptAttributes.parseSet(payload, reason: .malformedPayload, what: "the receipt payload")
-        {
+        for attribute in try ReceiptAttributes.parseSet(payload, reason: .malformedPayload, location: .payload) {
             switch attribute.type {
             case AttributeType.bundleId:
                 guard bundleId == nil else {
                     throw ReceiptError(.malformedAttribute, "the receipt has two bundle ids (attribute 2)")
                 }
-                bundleId = try ReceiptAttributes.string(attribute, what: "the bundle id")
+                bundleId = try ReceiptAttributes.string(attribute, in: .payload)
             case AttributeType.receiptType:
                 guard receiptType == nil else {
                     throw ReceiptError(.malformedAttribute, "the receipt has two receipt types (attribute 0)")
                 }
-                receiptType = try ReceiptAttributes.string(attribute, what: "the receipt type")
+                receiptType = try ReceiptAttributes.string(attribute, in: .payload)
             case AttributeType.inAppPurchase:
-                let what = "in-app purchase \(purchases.count + 1)"
-                purchases.append(try InAppPurchase(attributeSet: attribute.value, what: what))
+                let location = ReceiptLocation(purchase: purchases.count + 1)
+                purchases.append(try InAppPurchase(attributeSet: attribute.value, location: location))
             default:
                 continue
             }

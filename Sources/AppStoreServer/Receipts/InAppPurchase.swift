@@ -46,35 +46,35 @@ extension InAppPurchase {
 
     /// Decodes one in-app purchase set. Unknown attribute types are skipped; a known one that appears
     /// twice, or whose value is not of its documented type, is `malformedAttribute`.
-    init(attributeSet bytes: ArraySlice<UInt8>, what: String) throws(ReceiptError) {
+    init(attributeSet bytes: ArraySlice<UInt8>, location: ReceiptLocation) throws(ReceiptError) {
         self.init()
         var seen: Set<Int64> = []
-        for attribute in try ReceiptAttributes.parseSet(bytes, reason: .malformedAttribute, what: what) {
+        for attribute in try ReceiptAttributes.parseSet(bytes, reason: .malformedAttribute, location: location) {
             switch attribute.type {
             case AttributeType.quantity, AttributeType.productId, AttributeType.transactionId,
                 AttributeType.purchaseDate, AttributeType.originalTransactionId, AttributeType.originalPurchaseDate,
                 AttributeType.expiresDate:
                 guard seen.insert(attribute.type).inserted else {
-                    throw ReceiptError(.malformedAttribute, "\(what) has attribute \(attribute.type) twice")
+                    throw ReceiptError(.malformedAttribute, "\(location) has attribute type \(attribute.type) twice")
                 }
             default:
                 continue
             }
             switch attribute.type {
             case AttributeType.quantity:
-                let value = try ReceiptAttributes.integer(attribute, what: what)
+                let value = try ReceiptAttributes.integer(attribute, in: location)
                 guard let quantity = Int(exactly: value) else {
-                    throw ReceiptError(.malformedAttribute, "\(what) has a quantity that does not fit in Int")
+                    throw ReceiptError(.malformedAttribute, "\(location) has a quantity that does not fit in Int")
                 }
                 self.quantity = quantity
-            case AttributeType.productId: productId = try ReceiptAttributes.string(attribute, what: what)
-            case AttributeType.transactionId: transactionId = try ReceiptAttributes.string(attribute, what: what)
+            case AttributeType.productId: productId = try ReceiptAttributes.string(attribute, in: location)
+            case AttributeType.transactionId: transactionId = try ReceiptAttributes.string(attribute, in: location)
             case AttributeType.originalTransactionId:
-                originalTransactionId = try ReceiptAttributes.string(attribute, what: what)
-            case AttributeType.purchaseDate: purchaseDate = try ReceiptAttributes.date(attribute, what: what)
+                originalTransactionId = try ReceiptAttributes.string(attribute, in: location)
+            case AttributeType.purchaseDate: purchaseDate = try ReceiptAttributes.date(attribute, in: location)
             case AttributeType.originalPurchaseDate:
-                originalPurchaseDate = try ReceiptAttributes.date(attribute, what: what)
-            default: expiresDate = try ReceiptAttributes.date(attribute, what: what)
+                originalPurchaseDate = try ReceiptAttributes.date(attribute, in: location)
+            default: expiresDate = try ReceiptAttributes.date(attribute, in: location)
             }
         }
     }
