@@ -90,9 +90,11 @@ let package = Package(
             ],
             swiftSettings: strictSwift6
         ),
+        // Helpers shared by the test targets (third-party vector location, a seeded RNG).
+        .target(name: "TestSupport", path: "Tests/TestSupport", swiftSettings: strictSwift6),
         .testTarget(
             name: "AppStoreServerTests",
-            dependencies: ["AppStoreServer", "StoreSimulator"],
+            dependencies: ["AppStoreServer", "StoreSimulator", "TestSupport"],
             swiftSettings: strictSwift6
         ),
         .testTarget(
@@ -119,7 +121,7 @@ let package = Package(
         ),
         .testTarget(
             name: "storekeeperCLITests",
-            dependencies: ["storekeeper", "StoreSimulator", "AppStoreServer"],
+            dependencies: ["storekeeper", "StoreSimulator", "AppStoreServer", "TestSupport"],
             swiftSettings: strictSwift6
         ),
     ],

@@ -1,5 +1,6 @@
 import AppStoreServer
 import Foundation
+import TestSupport
 import Testing
 
 /// Property: every input — a mutation of a valid receipt, or random bytes — either parses or throws

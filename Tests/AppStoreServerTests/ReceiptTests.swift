@@ -1,6 +1,7 @@
 import AppStoreServer
 import Foundation
 import SwiftASN1
+import TestSupport
 import Testing
 
 @Suite struct AppReceiptTests {
