@@ -59,9 +59,11 @@ import _CryptoExtras
         try await StoreSimulator.withRunning(configuration: .init(start: Self.start, rate: 0)) { simulator, _ in
             let identity = simulator.googleIdentity
             try identity.addPushSigningKey()
+            let url: String
+            if let jwksURL { url = jwksURL } else { url = try #require(identity.jwksURL) }
             let configuration = PushAuthenticator.Configuration(
-                audience: Self.audience, serviceAccountEmail: Self.pushAccount,
-                jwksURL: try jwksURL ?? #require(identity.jwksURL), jwksRefreshInterval: refreshInterval)
+                audience: Self.audience, serviceAccountEmail: Self.pushAccount, jwksURL: url,
+                jwksRefreshInterval: refreshInterval)
             let authenticator = PushAuthenticator(configuration: configuration, clock: simulator.clock)
             try await body(Fixture(simulator: simulator, identity: identity, authenticator: authenticator))
         }
@@ -138,7 +140,8 @@ import _CryptoExtras
     @Test func refusesWrongClaims() async throws {
         try await withFixture { fixture in
             let now = fixture.now
-            #expect(await fixture.refusal(token: try fixture.token(audience: "https://other.example")) == .wrongAudience)
+            #expect(
+                await fixture.refusal(token: try fixture.token(audience: "https://other.example")) == .wrongAudience)
             #expect(await fixture.refusal(token: try fixture.token(email: "someone@example.com")) == .wrongEmail)
             #expect(await fixture.refusal(token: try fixture.token(emailVerified: false)) == .emailNotVerified)
             #expect(await fixture.refusal(token: try fixture.token(issuer: "https://evil.example")) == .wrongIssuer)

@@ -3,8 +3,8 @@ import Foundation
 import GooglePlay
 import NIOCore
 import StoreSimulator
-import Testing
 import Synchronization
+import Testing
 import _CryptoExtras
 
 /// Service-account OAuth against the simulator's token endpoint, over loopback HTTP, with the
@@ -69,7 +69,8 @@ import _CryptoExtras
             #expect(reason(try editing(account.jsonKey, ["type": "authorized_user"])) == .wrongType)
             #expect(reason(try editing(account.jsonKey, ["private_key": ""])) == .missingField)
             #expect(reason(try editing(account.jsonKey, ["token_uri": "not a url"])) == .invalidTokenURI)
-            let bogusPEM = "-----BEGIN PRIVATE KEY-----\nMIIBOgIBAAJBAKj34GkxFhD90vcNLYLInFEX6Ppy1tPf9Cnzj4p4WGeKLs1Pt8Qu\n-----END PRIVATE KEY-----\n"
+            let bogusPEM =
+                "-----BEGIN PRIVATE KEY-----\nMIIBOgIBAAJBAKj34GkxFhD90vcNLYLInFEX6Ppy1tPf9Cnzj4p4WGeKLs1Pt8Qu\n-----END PRIVATE KEY-----\n"
             #expect(reason(try editing(account.jsonKey, ["private_key": bogusPEM])) == .invalidPrivateKey)
             do {
                 _ = try ServiceAccountKey(contentsOfFile: "/nonexistent/key.json")
@@ -111,7 +112,7 @@ import _CryptoExtras
             let provider = try provider(simulator, account.jsonKey)
             let tokens = try await withThrowingTaskGroup(of: String.self) { group in
                 for _ in 0..<50 { group.addTask { try await provider.accessToken() } }
-                return try await group.reduce(into: Set<String>()) { $0.insert($1) }
+                return try await group.reduce(into: Set<String>()) { _ = $0.insert($1) }
             }
             #expect(tokens.count == 1)
             #expect(identity.issuedAccessTokenCount == 1)
@@ -120,7 +121,7 @@ import _CryptoExtras
             simulator.clock.advance(by: 3500)
             let refreshed = try await withThrowingTaskGroup(of: String.self) { group in
                 for _ in 0..<50 { group.addTask { try await provider.accessToken() } }
-                return try await group.reduce(into: Set<String>()) { $0.insert($1) }
+                return try await group.reduce(into: Set<String>()) { _ = $0.insert($1) }
             }
             #expect(refreshed.count == 1)
             #expect(refreshed.isDisjoint(with: tokens))
@@ -143,8 +144,7 @@ import _CryptoExtras
 
             // Refused again after the refresh: the second answer is returned, no third attempt.
             let sends = Counter()
-            let refused = try await provider.withAuthorization(isUnauthorized: { $0.status == .unauthorized }) {
-                token in
+            let send: (String) async throws -> HTTPClientResponse = { token in
                 sends.increment()
                 identity.revokeAllAccessTokens()
                 var request = HTTPClientRequest(url: url)
@@ -153,6 +153,7 @@ import _CryptoExtras
                 _ = try await response.body.collect(upTo: 1 << 16)
                 return response
             }
+            let refused = try await provider.withAuthorization(isUnauthorized: { $0.status == .unauthorized }, send)
             #expect(refused.status == .unauthorized)
             #expect(sends.value == 2)
             #expect(identity.issuedAccessTokenCount == 3)

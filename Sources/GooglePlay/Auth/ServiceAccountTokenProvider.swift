@@ -142,15 +142,16 @@ public final class ServiceAccountTokenProvider: Sendable {
     /// refreshes the token once and sends the request again. The request's body must be replayable
     /// (bytes, not a one-shot stream).
     public func execute(_ request: HTTPClientRequest, timeout: TimeAmount) async throws -> HTTPClientResponse {
-        try await withAuthorization(isUnauthorized: { $0.status == .unauthorized }) { token in
+        let send: (String) async throws -> HTTPClientResponse = { token in
             var authorized = request
             authorized.headers.replaceOrAdd(name: "Authorization", value: "Bearer " + token)
-            let response = try await httpClient.execute(authorized, timeout: timeout)
+            let response = try await self.httpClient.execute(authorized, timeout: timeout)
             if response.status == .unauthorized {
-                _ = try? await response.body.collect(upTo: configuration.maxResponseBytes)
+                _ = try? await response.body.collect(upTo: self.configuration.maxResponseBytes)
             }
             return response
         }
+        return try await withAuthorization(isUnauthorized: { $0.status == .unauthorized }, send)
     }
 
     private func refresh(generation: Int) async throws -> Token {

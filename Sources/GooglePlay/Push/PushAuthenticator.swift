@@ -157,7 +157,8 @@ public final class PushAuthenticator: Sendable {
         }
         let key = try await publicKey(for: keyID)
         guard jwt.hasValidRS256Signature(for: key) else {
-            throw PushAuthenticationError(.invalidSignature, "the signature does not verify with key \(keyID.prefix(64))")
+            throw PushAuthenticationError(
+                .invalidSignature, "the signature does not verify with key \(keyID.prefix(64))")
         }
         return try checkClaims(jwt, keyID: keyID)
     }
@@ -229,7 +230,7 @@ public final class PushAuthenticator: Sendable {
             if let key = state.keys[keyID] { return .found(key) }
             if let fetch = state.fetch { return .wait(fetch) }
             if let last = state.lastFetchAttempt, now >= last, now.timeIntervalSince(last) < interval {
-                return state.lastFetchError.map { .unavailable($0) } ?? .unknown
+                return state.lastFetchError.map { Lookup.unavailable($0) } ?? Lookup.unknown
             }
             state.lastFetchAttempt = now
             state.fetchCount += 1
@@ -248,7 +249,7 @@ public final class PushAuthenticator: Sendable {
             await fetch.value
             let after: Lookup = state.withLock { state in
                 if let key = state.keys[keyID] { return .found(key) }
-                return state.lastFetchError.map { .unavailable($0) } ?? .unknown
+                return state.lastFetchError.map { Lookup.unavailable($0) } ?? Lookup.unknown
             }
             switch after {
             case .found(let key): return key
@@ -318,7 +319,8 @@ public final class PushAuthenticator: Sendable {
         for entry in jwks.keys {
             guard entry.kty == "RSA", entry.use == nil || entry.use == "sig",
                 entry.alg == nil || entry.alg == "RS256",
-                let kid = entry.kid, let n = entry.n.flatMap(Base64URL.decode), let e = entry.e.flatMap(Base64URL.decode),
+                let kid = entry.kid, let n = entry.n.flatMap({ Base64URL.decode($0) }),
+                let e = entry.e.flatMap({ Base64URL.decode($0) }),
                 let key = try? _RSA.Signing.PublicKey(n: n, e: e)
             else { continue }
             keys[kid] = key

@@ -26,7 +26,7 @@ package struct CompactJWT {
 
     /// Splits and decodes `token`; the signature part may be empty (an `alg: none` token), so callers
     /// check the algorithm before relying on it.
-    package init(parsing token: some StringProtocol) throws(Malformed) {
+    package init(parsing token: String) throws(Malformed) {
         let parts = token.split(separator: ".", omittingEmptySubsequences: false)
         guard parts.count == 3 else { throw Malformed(description: "not three dot-separated parts") }
         guard let headerData = Base64URL.decode(parts[0]), let claimsData = Base64URL.decode(parts[1]) else {

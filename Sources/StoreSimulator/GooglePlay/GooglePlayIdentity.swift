@@ -192,15 +192,16 @@ public final class GooglePlayIdentity: Sendable {
             return tokenResponse(to: String(buffer: body))
         }
         router.get(RouterPath(String(Self.certsPath.dropFirst()))) { [self] _, _ -> Response in
-            let keys: [[String: Any]] = state.withLock { state in
+            let pushKeys = state.withLock { state in
                 state.jwksRequestCount += 1
-                return state.pushKeys.compactMap { pushKey in
-                    guard let primitives = try? pushKey.key.publicKey.getKeyPrimitives() else { return nil }
-                    return [
-                        "kty": "RSA", "alg": "RS256", "use": "sig", "kid": pushKey.id,
-                        "n": Base64URL.encode(primitives.modulus), "e": Base64URL.encode(primitives.publicExponent),
-                    ]
-                }
+                return state.pushKeys
+            }
+            let keys: [[String: Any]] = pushKeys.compactMap { pushKey in
+                guard let primitives = try? pushKey.key.publicKey.getKeyPrimitives() else { return nil }
+                return [
+                    "kty": "RSA", "alg": "RS256", "use": "sig", "kid": pushKey.id,
+                    "n": Base64URL.encode(primitives.modulus), "e": Base64URL.encode(primitives.publicExponent),
+                ]
             }
             return Self.json(.ok, ["keys": keys], cacheControl: "public, max-age=3600")
         }
@@ -249,7 +250,9 @@ public final class GooglePlayIdentity: Sendable {
         } catch {
             return Self.oauthError("invalid_grant", "Invalid JWT: \(error.description)")
         }
-        guard jwt.algorithm == "RS256" else { return Self.oauthError("invalid_grant", "Invalid JWT: alg must be RS256") }
+        guard jwt.algorithm == "RS256" else {
+            return Self.oauthError("invalid_grant", "Invalid JWT: alg must be RS256")
+        }
         guard let email = jwt.claims["iss"] as? String,
             let publicKey = state.withLock({ $0.accounts[email] })
         else {
