@@ -184,14 +184,7 @@ import _CryptoExtras
             let tokens = try (1...30).map { try unknown("kid-\($0)") }
             let reasons = await withTaskGroup(of: PushAuthenticationError.Reason?.self) { group in
                 for token in tokens {
-                    group.addTask {
-                        do {
-                            _ = try await authenticator.authenticate(token: token)
-                            return nil
-                        } catch {
-                            return error.reason
-                        }
-                    }
+                    group.addTask { await fixture.refusal(token: token) }
                 }
                 return await group.reduce(into: [PushAuthenticationError.Reason?]()) { $0.append($1) }
             }
@@ -252,13 +245,14 @@ import _CryptoExtras
             }
         }
         try await withFixture { fixture in
+            let token = try fixture.token()
             fixture.simulator.faults.add([APIFault(pathPrefix: GooglePlayIdentity.certsPath, status: 503)])
-            #expect(await fixture.refusal(token: try fixture.token()) == .jwksUnavailable)
+            #expect(await fixture.refusal(token: token) == .jwksUnavailable)
             // Still within the interval: the failure is remembered, not retried.
-            #expect(await fixture.refusal(token: try fixture.token()) == .jwksUnavailable)
+            #expect(await fixture.refusal(token: token) == .jwksUnavailable)
             #expect(fixture.identity.jwksRequestCount == 0)  // the fault answered, not the route
             fixture.simulator.clock.advance(by: 61)
-            #expect(await fixture.refusal(token: try fixture.token()) == nil)
+            #expect(await fixture.refusal(token: token) == nil)
             #expect(fixture.identity.jwksRequestCount == 1)
         }
     }

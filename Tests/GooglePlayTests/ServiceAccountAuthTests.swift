@@ -72,12 +72,10 @@ import _CryptoExtras
             let bogusPEM =
                 "-----BEGIN PRIVATE KEY-----\nMIIBOgIBAAJBAKj34GkxFhD90vcNLYLInFEX6Ppy1tPf9Cnzj4p4WGeKLs1Pt8Qu\n-----END PRIVATE KEY-----\n"
             #expect(reason(try editing(account.jsonKey, ["private_key": bogusPEM])) == .invalidPrivateKey)
-            do {
-                _ = try ServiceAccountKey(contentsOfFile: "/nonexistent/key.json")
-                Issue.record("read a missing file")
-            } catch {
-                #expect(error.reason == .unreadable)
+            let missing = #expect(throws: ServiceAccountKeyError.self) {
+                try ServiceAccountKey(contentsOfFile: "/nonexistent/key.json")
             }
+            #expect(missing?.reason == .unreadable)
         }
     }
 

@@ -1,4 +1,4 @@
-import Foundation
+package import Foundation
 
 /// base64url without padding (RFC 7515 §2), as used by JWTs and JWKS. Shared with the simulator.
 package enum Base64URL {

@@ -1,4 +1,4 @@
-import Foundation
+package import Foundation
 package import _CryptoExtras
 
 /// A compact JWS/JWT split into its parts, with header and claims decoded as JSON objects. Shared
