@@ -61,9 +61,10 @@ import _CryptoExtras
             try identity.addPushSigningKey()
             let url: String
             if let jwksURL { url = jwksURL } else { url = try #require(identity.jwksURL) }
-            let configuration = PushAuthenticator.Configuration(
+            var configuration = PushAuthenticator.Configuration(
                 audience: Self.audience, serviceAccountEmail: Self.pushAccount, jwksURL: url,
                 jwksRefreshInterval: refreshInterval)
+            configuration.jwksRequestTimeout = .seconds(1)
             let authenticator = PushAuthenticator(configuration: configuration, clock: simulator.clock)
             try await body(Fixture(simulator: simulator, identity: identity, authenticator: authenticator))
         }

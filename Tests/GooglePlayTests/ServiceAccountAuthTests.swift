@@ -193,7 +193,10 @@ import _CryptoExtras
     @Test func networkFailureIsRetryable() async throws {
         try await withIdentity { simulator, _, account in
             let unreachable = try editing(account.jsonKey, ["token_uri": "http://127.0.0.1:1/token"])
-            let error = try await tokenError(try provider(simulator, unreachable))
+            let provider = ServiceAccountTokenProvider(
+                key: try ServiceAccountKey(jsonData: unreachable),
+                configuration: .init(requestTimeout: .seconds(1)), clock: simulator.clock)
+            let error = try await tokenError(provider)
             #expect(error.reason == .networkFailure)
             #expect(error.isRetryable)
         }
