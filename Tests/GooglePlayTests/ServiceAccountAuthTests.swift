@@ -135,7 +135,12 @@ import _CryptoExtras
             #expect(fine.status == .ok)
             #expect(identity.issuedAccessTokenCount == 1)
 
-            identity.revokeAllAccessTokens()
+            // Revoked through the simulator's HTTP control.
+            var revoke = HTTPClientRequest(
+                url: try #require(simulator.endpoints?.baseURL) + "/google/simulator/revoke-tokens")
+            revoke.method = .POST
+            #expect(try await HTTPClient.shared.execute(revoke, timeout: .seconds(10)).status == .ok)
+            #expect(!identity.isValidAccessToken(try await provider.accessToken()))
             let retried = try await provider.execute(HTTPClientRequest(url: url), timeout: .seconds(10))
             #expect(retried.status == .ok)
             #expect(identity.issuedAccessTokenCount == 2)
