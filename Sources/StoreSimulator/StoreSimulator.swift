@@ -66,12 +66,15 @@ public final class StoreSimulator: Sendable {
     public let configuration: Configuration
     public let clock: SimulatorClock
     public let faults: FaultInjector
+    /// Google's identity services: service-account token endpoint, push-signing JWKS, push tokens.
+    public let googleIdentity: GooglePlayIdentity
     private let running = Mutex<Running?>(nil)
 
     public init(configuration: Configuration = Configuration()) {
         self.configuration = configuration
         self.clock = SimulatorClock(start: configuration.start, rate: configuration.rate)
         self.faults = FaultInjector()
+        self.googleIdentity = GooglePlayIdentity(clock: clock)
     }
 
     /// The endpoints, once started.
@@ -89,6 +92,7 @@ public final class StoreSimulator: Sendable {
         ControlRoutes(clock: clock, faults: faults, endpoints: { [weak self] in self?.endpoints })
             .register(on: router)
         let stores = router.group().add(middleware: FaultMiddleware(faults: faults))
+        googleIdentity.register(on: stores, baseURL: { [weak self] in self?.endpoints?.baseURL })
         stores.post("ocsp") { [weak self] request, _ -> Response in
             guard let responder = self?.ocspResponder else { throw HTTPError(.serviceUnavailable) }
             let body = try await request.body.collect(upTo: 64 * 1024)
