@@ -45,7 +45,9 @@ let package = Package(
             name: "GooglePlay",
             dependencies: [
                 .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "_CryptoExtras", package: "swift-crypto"),
                 .product(name: "Logging", package: "swift-log"),
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
             ],
             swiftSettings: strictSwift6
         ),
@@ -109,7 +111,11 @@ let package = Package(
         ),
         .testTarget(
             name: "GooglePlayTests",
-            dependencies: ["GooglePlay"],
+            dependencies: [
+                "GooglePlay", "StoreSimulator",
+                .product(name: "_CryptoExtras", package: "swift-crypto"),
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+            ],
             swiftSettings: strictSwift6
         ),
         .testTarget(

@@ -1,0 +1,6 @@
+/// Supplies the bearer token of App Store Server API requests (an ES256 JWT made from the app's
+/// `.p8` key). Narrow on purpose: the token provider and tests conform to it.
+public protocol AppStoreAPIAuthorization: Sendable {
+    /// A token valid for at least the next request.
+    func bearerToken() throws -> String
+}
