@@ -86,11 +86,14 @@ struct Harness {
                         bundleId: bundleId, appAppleId: 1_234_567_890, environment: .sandbox,
                         notificationURL: receiver.url, gracePeriodDays: gracePeriodDays))
                 try appStore.addProduct(
-                    .autoRenewable("pro.monthly", bundleId: bundleId, group: "pro", level: 2, period: "P1M", price: 9_990))
+                    .autoRenewable(
+                        "pro.monthly", bundleId: bundleId, group: "pro", level: 2, period: "P1M", price: 9_990))
                 try appStore.addProduct(
-                    .autoRenewable("max.monthly", bundleId: bundleId, group: "pro", level: 1, period: "P1M", price: 19_990))
+                    .autoRenewable(
+                        "max.monthly", bundleId: bundleId, group: "pro", level: 1, period: "P1M", price: 19_990))
                 try appStore.addProduct(
-                    .autoRenewable("pro.yearly", bundleId: bundleId, group: "pro", level: 2, period: "P1Y", price: 99_990))
+                    .autoRenewable(
+                        "pro.yearly", bundleId: bundleId, group: "pro", level: 2, period: "P1Y", price: 99_990))
                 try appStore.addProduct(.oneTime("coins.100", bundleId: bundleId, kind: .consumable, price: 990))
                 try await body(
                     Harness(simulator: simulator, endpoints: endpoints, receiver: receiver, verifier: verifier))
@@ -400,7 +403,8 @@ struct Harness {
             #expect(try h.appStore.changeProduct(purchase.originalTransactionId, to: "pro.yearly") == .crossgrade)
             let crossgraded = try await h.next(after: 4)
             #expect(crossgraded.payload.subtype == .downgrade)
-            #expect(try h.appStore.changeProduct(purchase.originalTransactionId, to: "pro.monthly") == .downgradeCanceled)
+            #expect(
+                try h.appStore.changeProduct(purchase.originalTransactionId, to: "pro.monthly") == .downgradeCanceled)
             let canceled = try await h.next(after: 5)
             #expect(canceled.payload.notificationType == .didChangeRenewalPref)
             #expect(canceled.payload.subtype == nil)
@@ -552,9 +556,10 @@ struct Harness {
             #expect((snapshot.body["transactionIds"] as? [String])?.count == 2)
             let notifications = try await get(base + "/notifications")
             let items = try #require(notifications.body["notifications"] as? [[String: Any]])
-            #expect(items.compactMap { $0["notificationType"] as? String } == [
-                "SUBSCRIBED", "DID_RENEW", "DID_CHANGE_RENEWAL_STATUS",
-            ])
+            #expect(
+                items.compactMap { $0["notificationType"] as? String } == [
+                    "SUBSCRIBED", "DID_RENEW", "DID_CHANGE_RENEWAL_STATUS",
+                ])
             #expect(items.allSatisfy { $0["status"] as? String == "delivered" })
             #expect(h.receiver.received.count == 3)
 

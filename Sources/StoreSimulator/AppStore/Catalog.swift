@@ -1,5 +1,5 @@
 public import AppStoreServer
-public import Foundation
+import Foundation
 
 /// An app the simulated App Store sells for: its identity, where its server notifications go and
 /// whether billing grace periods are enabled.
@@ -102,7 +102,8 @@ public struct SimulatedProduct: Codable, Sendable, Hashable {
             kind: try container.decode(Kind.self, forKey: .kind),
             price: try container.decode(Int64.self, forKey: .price),
             currency: try container.decodeIfPresent(String.self, forKey: .currency) ?? "USD",
-            subscriptionGroupIdentifier: try container.decodeIfPresent(String.self, forKey: .subscriptionGroupIdentifier),
+            subscriptionGroupIdentifier: try container.decodeIfPresent(
+                String.self, forKey: .subscriptionGroupIdentifier),
             groupLevel: try container.decodeIfPresent(Int.self, forKey: .groupLevel),
             period: try container.decodeIfPresent(String.self, forKey: .period))
     }

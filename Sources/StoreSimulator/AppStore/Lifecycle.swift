@@ -49,7 +49,8 @@ extension AppStoreSimulation.State {
         case .active:
             if let product = products[subscription.autoRenewProductId] {
                 let start = subscription.expiresDate
-                _ = try extend(&subscription, product: product, purchaseDate: start, periodStart: start, reason: .renewal)
+                _ = try extend(
+                    &subscription, product: product, purchaseDate: start, periodStart: start, reason: .renewal)
                 event = (.didRenew, nil)
             } else {
                 subscription.phase = .expired(intent: .productUnavailable)
