@@ -97,6 +97,7 @@ public final class StoreSimulator: Sendable {
             .register(on: router)
         AppStoreControlRoutes(appStore: appStore).register(on: router)
         let stores = router.group().add(middleware: FaultMiddleware(faults: faults))
+        AppStoreAPIRoutes(appStore: appStore).register(on: stores)
         stores.post("ocsp") { [weak self] request, _ -> Response in
             guard let responder = self?.ocspResponder else { throw HTTPError(.serviceUnavailable) }
             let body = try await request.body.collect(upTo: 64 * 1024)

@@ -1,5 +1,6 @@
 import AppStoreServer
 import AsyncHTTPClient
+import Crypto
 import Foundation
 import Hummingbird
 import NIOCore
@@ -570,6 +571,169 @@ struct Harness {
                 base + "/transactions/\(id)/refund", #"{"revocationPercentage": 50000, "revocationReason": 1}"#)
             #expect(refund.status == 200)
             #expect(h.appStore.transaction(id)?.revocationType == .refundProrated)
+        }
+    }
+}
+
+/// An App Store Connect API key on the test's side: mints the ES256 bearer tokens Apple expects.
+struct TestAPIKey: AppStoreAPIAuthorization {
+    let key = P256.Signing.PrivateKey()
+    let keyId = "SIMKEY0001"
+    let bundleId: String
+    let clock: SimulatorClock
+    var audience = "appstoreconnect-v1"
+    var lifetime: TimeInterval = 1_200
+
+    func bearerToken() throws -> String {
+        let now = Int(clock.now().timeIntervalSince1970)
+        let header = try JSONSerialization.data(
+            withJSONObject: ["alg": "ES256", "kid": keyId, "typ": "JWT"], options: [.sortedKeys])
+        let claims = try JSONSerialization.data(
+            withJSONObject: [
+                "iss": "57246542-96fe-1a63-e053-0824d011072a", "iat": now, "exp": now + Int(lifetime),
+                "aud": audience, "bid": bundleId,
+            ], options: [.sortedKeys])
+        let input = Base64URL.encode(header) + "." + Base64URL.encode(claims)
+        return input + "." + Base64URL.encode(try key.signature(for: Data(input.utf8)).rawRepresentation)
+    }
+}
+
+@Suite struct AppStoreServerAPITests {
+    func client(_ h: Harness, key: TestAPIKey) -> AppStoreServerAPIClient {
+        AppStoreServerAPIClient(
+            configuration: .init(baseURL: h.endpoints.baseURL, retryPolicy: RetryPolicy(maxAttempts: 1)),
+            authorization: key, verifier: h.verifier)
+    }
+
+    func get(_ url: String, token: String?) async throws -> (status: Int, body: [String: Any]) {
+        var request = HTTPClientRequest(url: url)
+        if let token { request.headers.add(name: "Authorization", value: "Bearer \(token)") }
+        let response = try await HTTPClient.shared.execute(request, timeout: .seconds(10))
+        let body = try await response.body.collect(upTo: 1 << 20)
+        let object = (try? JSONSerialization.jsonObject(with: Data(buffer: body))) as? [String: Any] ?? [:]
+        return (Int(response.status.code), object)
+    }
+
+    @Test func transactionsHistoryAndStatusesThroughTheRealClient() async throws {
+        try await Harness.run { h in
+            let key = TestAPIKey(bundleId: Harness.bundleId, clock: h.simulator.clock)
+            h.appStore.registerAPIKey(keyId: key.keyId, publicKey: key.key.publicKey)
+            try h.appStore.addProduct(
+                .autoRenewable(
+                    "weekly", bundleId: Harness.bundleId, group: "weekly", level: 1, period: "P1W", price: 990))
+            let weekly = try h.appStore.purchase(customer: "kim", product: "weekly")
+            let coins = try h.appStore.purchase(customer: "kim", product: "coins.100")
+            try h.appStore.advance(by: 7 * 24 * Harness.day)  // 24 renewals
+            let api = client(h, key: key)
+
+            let info = try await api.getTransactionInfo(transactionId: coins.transactionId)
+            #expect(info.transactionId == coins.transactionId)
+            #expect(info.type == .consumable)
+            #expect(info.signedDate == h.simulator.clock.now())
+
+            var history: [JWSTransaction] = []
+            for try await transaction in api.transactionHistory(transactionId: coins.transactionId) {
+                history.append(transaction)
+            }
+            #expect(history.count == 26)
+            #expect(Set(history.compactMap(\.transactionId)).count == 26)
+            #expect(history.compactMap(\.purchaseDate) == history.compactMap(\.purchaseDate).sorted())
+            let firstPage = try await api.getTransactionHistory(transactionId: weekly.transactionId)
+            #expect(firstPage.transactions.count == 20)
+            #expect(firstPage.hasMore)
+
+            let groups = try await api.getAllSubscriptionStatuses(transactionId: weekly.transactionId)
+            #expect(groups.map(\.subscriptionGroupIdentifier) == ["weekly"])
+            let status = try #require(groups.first?.subscriptions.first)
+            #expect(status.status == .active)
+            #expect(status.originalTransactionId == weekly.originalTransactionId)
+            #expect(status.transaction?.expiresDate == Harness.start.addingTimeInterval(25 * 7 * Harness.day))
+            #expect(status.renewalInfo?.autoRenewStatus == .on)
+            #expect(
+                try await api.getAllSubscriptionStatuses(transactionId: weekly.transactionId, status: [.expired])
+                    .isEmpty)
+
+            do {
+                _ = try await api.getTransactionInfo(transactionId: "9999999999999999")
+                Issue.record("found a transaction that does not exist")
+            } catch let error as AppStoreServerAPIError {
+                #expect(error.httpStatus == 404)
+                #expect(error.code == .transactionIdNotFound)
+            }
+        }
+    }
+
+    @Test func notificationHistoryKeepsWhatWasLost() async throws {
+        try await Harness.run { h in
+            let key = TestAPIKey(bundleId: Harness.bundleId, clock: h.simulator.clock)
+            h.appStore.registerAPIKey(keyId: key.keyId, publicKey: key.key.publicKey)
+            h.appStore.injectDeliveryFaults([.drop])
+            let purchase = try h.appStore.purchase(customer: "lee", product: "pro.monthly")
+            try h.appStore.advance(by: 31 * Harness.day)
+            _ = try h.appStore.purchase(customer: "max", product: "coins.100")
+            try await h.appStore.deliveriesSettled()
+            #expect(h.receiver.received.count == 2)
+            let api = client(h, key: key)
+            let window = NotificationHistoryRequest(
+                startDate: Harness.start, endDate: h.simulator.clock.now().addingTimeInterval(1))
+
+            var all: [NotificationHistoryPage.Entry] = []
+            for try await entry in api.notificationHistory(window) { all.append(entry) }
+            #expect(all.map(\.notification.payload.notificationType) == [.subscribed, .didRenew, .oneTimeCharge])
+            #expect(all.first?.sendAttempts.map(\.sendAttemptResult) == [.noResponse])
+            #expect(all.last?.sendAttempts.map(\.sendAttemptResult) == [.success])
+
+            var failures = window
+            failures.onlyFailures = true
+            let lost = try await api.getNotificationHistory(failures)
+            #expect(lost.entries.map(\.notification.payload.subtype) == [.initialBuy])
+
+            var bySubscription = window
+            bySubscription.transactionId = purchase.transactionId
+            let subscriptionOnly = try await api.getNotificationHistory(bySubscription)
+            #expect(subscriptionOnly.entries.count == 2)
+
+            let token = try await api.requestTestNotification()
+            try await h.appStore.deliveriesSettled()
+            let test = try await api.getTestNotificationStatus(token: token)
+            #expect(test.notification.payload.notificationType == .test)
+            #expect(test.sendAttempts.map(\.sendAttemptResult) == [.success])
+            #expect(h.receiver.received.count == 3)
+        }
+    }
+
+    @Test func requestsAreAuthenticatedLikeApple() async throws {
+        try await Harness.run { h in
+            let key = TestAPIKey(bundleId: Harness.bundleId, clock: h.simulator.clock)
+            h.appStore.registerAPIKey(keyId: key.keyId, publicKey: key.key.publicKey)
+            let purchase = try h.appStore.purchase(customer: "mo", product: "coins.100")
+            let url = h.endpoints.baseURL + "/inApps/v1/transactions/\(purchase.transactionId)"
+
+            #expect(try await get(url, token: key.bearerToken()).status == 200)
+            #expect(try await get(url, token: nil).status == 401)
+            var wrongAudience = key
+            wrongAudience.audience = "appstoreconnect-v2"
+            #expect(try await get(url, token: wrongAudience.bearerToken()).status == 401)
+            var tooLong = key
+            tooLong.lifetime = 3_601
+            #expect(try await get(url, token: tooLong.bearerToken()).status == 401)
+            let otherApp = TestAPIKey(bundleId: "com.example.unknown", clock: h.simulator.clock)
+            h.appStore.registerAPIKey(keyId: "OTHERKEY01", publicKey: otherApp.key.publicKey)
+            #expect(try await get(url, token: otherApp.bearerToken()).status == 401)
+            let unregistered = TestAPIKey(bundleId: Harness.bundleId, clock: h.simulator.clock)
+            #expect(try await get(url, token: unregistered.bearerToken()).status == 401)
+            // Expiry is judged on the simulated clock.
+            let token = try key.bearerToken()
+            try h.appStore.advance(by: 1_201)
+            #expect(try await get(url, token: token).status == 401)
+
+            let fresh = try key.bearerToken()
+            let missing = try await get(h.endpoints.baseURL + "/inApps/v1/transactions/1234", token: fresh)
+            #expect(missing.status == 404)
+            #expect(missing.body["errorCode"] as? Int == 4_040_010)
+            let invalid = try await get(h.endpoints.baseURL + "/inApps/v1/transactions/abc", token: fresh)
+            #expect(invalid.status == 400)
+            #expect(invalid.body["errorCode"] as? Int == 4_000_006)
         }
     }
 }

@@ -1,4 +1,5 @@
 public import AppStoreServer
+public import Crypto
 public import Foundation
 import Synchronization
 
@@ -93,6 +94,8 @@ public final class AppStoreSimulation: Sendable {
         var ids: IdentifierGenerator
         var signer: AppStoreSigner?
         var billingRetryDuration: TimeInterval
+        var apiKeys: [String: P256.Signing.PublicKey] = [:]
+        var testNotificationTokens: [String: Int] = [:]
     }
 
     /// The clock lifecycles run on.
@@ -132,6 +135,12 @@ public final class AppStoreSimulation: Sendable {
             guard state.apps[bundleId] != nil else { throw .unknownApp(bundleId) }
             state.apps[bundleId]?.notificationURL = url
         }
+    }
+
+    /// Registers an App Store Connect API key: bearer tokens whose `kid` is `keyId` must be signed by
+    /// its private key.
+    public func registerAPIKey(keyId: String, publicKey: P256.Signing.PublicKey) {
+        state.withLock { $0.apiKeys[keyId] = publicKey }
     }
 
     /// Adds or replaces a product; its app must exist.

@@ -35,7 +35,9 @@ extension AppStoreSimulation.State {
                 sequence: notifications.count + 1, bundleId: bundleId, payload: payload, signedPayload: signed,
                 attempts: [], status: app.notificationURL == nil ? .notSent : .pending,
                 nextAttemptDate: app.notificationURL == nil ? nil : date)
-            notifications.append(NotificationRecord(notification: notification, url: app.notificationURL, fault: fault))
+            notifications.append(
+                NotificationRecord(
+                    notification: notification, url: app.notificationURL, transactionId: transactionId, fault: fault))
         } catch {
             throw .signing("\(error)")
         }

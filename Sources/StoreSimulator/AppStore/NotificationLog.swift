@@ -60,6 +60,8 @@ public struct SentNotification: Sendable, Hashable {
 struct NotificationRecord: Sendable {
     var notification: SentNotification
     var url: String?
+    /// The transaction it is about, if any (for Get Notification History's filter).
+    var transactionId: String?
     var fault: DeliveryFault?
     var inFlight = false
 }
