@@ -737,3 +737,63 @@ struct TestAPIKey: AppStoreAPIAuthorization {
         }
     }
 }
+
+@Suite struct AppStoreLifecycleExtrasTests {
+    @Test func familySharingRevocation() async throws {
+        try await Harness.run { h in
+            let shared = try h.appStore.purchase(customer: "nia", product: "pro.monthly", ownership: .familyShared)
+            let owned = try h.appStore.purchase(customer: "nia", product: "coins.100")
+            #expect(throws: AppStoreSimulationError.self) {
+                try h.appStore.revokeFamilySharing(transactionId: owned.transactionId)
+            }
+            try h.appStore.revokeFamilySharing(transactionId: shared.transactionId)
+            let events = try await h.received(from: 0)
+            #expect(events.count == 3)
+            let revoked = try #require(events.last)
+            #expect(revoked.payload.notificationType == .revoke)
+            #expect(revoked.payload.data?.status == .revoked)
+            #expect(revoked.transaction?.inAppOwnershipType == .familyShared)
+            #expect(revoked.transaction?.revocationType == .familyRevoke)
+            #expect(revoked.transaction?.revocationDate == h.simulator.clock.now())
+        }
+    }
+
+    /// With the clock running (a week per 0.2 s), the background loop renews and delivers on its own.
+    @Test func backgroundLoopRenewsOnARunningClock() async throws {
+        let receiver = NotificationReceiver()
+        try await receiver.start()
+        let configuration = StoreSimulator.Configuration(start: Harness.start, rate: 7 * 86_400 / 0.2)
+        do {
+            try await runFast(configuration, receiver)
+        } catch {
+            await receiver.stop()
+            throw error
+        }
+        await receiver.stop()
+    }
+
+    private func runFast(_ configuration: StoreSimulator.Configuration, _ receiver: NotificationReceiver) async throws {
+        try await StoreSimulator.withRunning(configuration: configuration) { simulator, endpoints in
+            let appStore = simulator.appStore
+            appStore.addApp(SimulatedApp(bundleId: "com.example.fast", appAppleId: 7, notificationURL: receiver.url))
+            try appStore.addProduct(
+                .autoRenewable("w", bundleId: "com.example.fast", group: "g", level: 1, period: "P1W", price: 990))
+            let purchase = try appStore.purchase(customer: "ola", product: "w")
+            let deadline = ContinuousClock.now.advanced(by: .seconds(10))
+            while receiver.received.count < 3, ContinuousClock.now < deadline {
+                try await Task.sleep(for: .milliseconds(20))
+            }
+            try appStore.setAutoRenew(purchase.originalTransactionId, on: false)
+            let roots = try TrustedRoots(appleRootFiles: [], allowedRootFiles: [endpoints.rootCertificatePath])
+            let verifier = try SignedDataVerifier(
+                configuration: .init(trustedRoots: roots, bundleId: "com.example.fast", environment: .sandbox))
+            let received = receiver.received
+            #expect(received.count >= 3)
+            var types: [NotificationType?] = []
+            for payload in received.prefix(3) {
+                types.append(try await verifier.verifyNotification(payload).payload.notificationType)
+            }
+            #expect(types == [.subscribed, .didRenew, .didRenew])
+        }
+    }
+}

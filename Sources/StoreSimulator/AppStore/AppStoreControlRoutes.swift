@@ -1,4 +1,5 @@
 import AppStoreServer
+import Crypto
 import Foundation
 import Hummingbird
 
@@ -34,6 +35,11 @@ struct AppStoreControlRoutes {
 
     struct RefundRequest: Decodable {
         var reason: ConsumptionRequestReason?
+    }
+
+    struct APIKey: Decodable {
+        var keyId: String
+        var publicKeyPEM: String
     }
 
     struct Faults: Decodable {
@@ -156,6 +162,19 @@ struct AppStoreControlRoutes {
         control.post("transactions/:id/refund-reverse") { _, context in
             let id = try context.parameters.require("id")
             try run { () throws(AppStoreSimulationError) in try appStore.reverseRefund(transactionId: id) }
+            return Done()
+        }
+        control.post("transactions/:id/family-revoke") { _, context in
+            let id = try context.parameters.require("id")
+            try run { () throws(AppStoreSimulationError) in try appStore.revokeFamilySharing(transactionId: id) }
+            return Done()
+        }
+        control.post("api-keys") { request, context in
+            let body = try await request.decode(as: APIKey.self, context: context)
+            guard let key = try? P256.Signing.PublicKey(pemRepresentation: body.publicKeyPEM) else {
+                throw HTTPError(.badRequest, message: "publicKeyPEM is not a P-256 public key")
+            }
+            appStore.registerAPIKey(keyId: body.keyId, publicKey: key)
             return Done()
         }
         control.post("delivery-faults") { request, context in

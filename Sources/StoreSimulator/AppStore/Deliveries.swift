@@ -16,12 +16,13 @@ extension AppStoreSimulation {
 
     /// Starts the background loop that fires due events and delivers notifications.
     func startBackground() {
+        stopping.withLock { $0 = false }
         worker.withLock { worker in
             guard worker == nil else { return }
             let interval = configuration.pollInterval
             worker = Task { [weak self] in
                 while !Task.isCancelled {
-                    guard let simulation = self else { return }
+                    guard let simulation = self, !simulation.stopping.withLock({ $0 }) else { return }
                     try? simulation.processDueEvents()
                     await simulation.deliverDue()
                     try? await Task.sleep(for: interval)
@@ -30,13 +31,14 @@ extension AppStoreSimulation {
         }
     }
 
-    /// Stops the background loop and waits for it.
+    /// Stops the background loop once its current delivery is done (a request is never cut off, so
+    /// receivers can shut down cleanly after the simulator), and waits for it.
     func stopBackground() async {
+        stopping.withLock { $0 = true }
         let task = worker.withLock { worker -> Task<Void, Never>? in
             defer { worker = nil }
             return worker
         }
-        task?.cancel()
         await task?.value
     }
 
@@ -45,6 +47,7 @@ extension AppStoreSimulation {
     public func deliveriesSettled(timeout: Duration = .seconds(30)) async throws(AppStoreSimulationError) {
         let deadline = ContinuousClock.now.advanced(by: timeout)
         while true {
+            guard !stopping.withLock({ $0 }) else { throw .notStarted }
             try processDueEvents()
             await deliverDue()
             let now = clock.now()
@@ -59,7 +62,7 @@ extension AppStoreSimulation {
 
     /// Delivers every due notification, one at a time, oldest due first.
     func deliverDue() async {
-        while let job = takeDelivery() {
+        while !stopping.withLock({ $0 }), let job = takeDelivery() {
             let attemptDate = clock.now()
             if job.fault == .drop, job.firstAttempt {
                 finish(job, DeliveryAttempt(attemptDate: attemptDate, sendAttemptResult: "NO_RESPONSE"), dropped: true)

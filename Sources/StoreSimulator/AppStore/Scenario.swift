@@ -289,6 +289,28 @@ extension AppStoreSimulation {
         }
     }
 
+    /// A family member loses access to a `FAMILY_SHARED` purchase (`REVOKE`): the transaction gets
+    /// `revocationType` `FAMILY_REVOKE` and a subscription is revoked (status 5).
+    public func revokeFamilySharing(transactionId: String) throws(AppStoreSimulationError) {
+        try mutate { (state, now) throws(AppStoreSimulationError) in
+            guard var record = state.transactions[transactionId] else { throw .unknownTransaction(transactionId) }
+            guard record.ownership == .familyShared else {
+                throw .invalid("transaction \(transactionId) is not family shared")
+            }
+            guard record.revocation == nil else { throw .invalid("transaction \(transactionId) is already revoked") }
+            record.revocation = RevocationRecord(date: now, reason: .other, type: .familyRevoke, percentage: 100_000)
+            state.transactions[transactionId] = record
+            let subscriptionId = state.touchSubscription(of: record, at: now) { subscription in
+                guard subscription.latestTransactionId == transactionId, subscription.phase != .revoked else { return }
+                subscription.phaseBeforeRevocation = subscription.phase
+                subscription.phase = .revoked
+            }
+            try state.emit(
+                .revoke, nil, bundleId: record.bundleId, transactionId: transactionId, subscriptionId: subscriptionId,
+                at: now)
+        }
+    }
+
     /// Runs `body` on a subscription that has not ended (active, grace or billing retry).
     private func withLiveSubscription(
         _ originalTransactionId: String,
