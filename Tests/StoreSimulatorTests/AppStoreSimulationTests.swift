@@ -734,6 +734,10 @@ struct TestAPIKey: AppStoreAPIAuthorization {
             let invalid = try await get(h.endpoints.baseURL + "/inApps/v1/transactions/abc", token: fresh)
             #expect(invalid.status == 400)
             #expect(invalid.body["errorCode"] as? Int == 4_000_006)
+            // The API sits behind the fault injector.
+            h.simulator.faults.add([APIFault(pathPrefix: "/inApps/", status: 429, retryAfterSeconds: 3, times: 1)])
+            #expect(try await get(url, token: fresh).status == 429)
+            #expect(try await get(url, token: fresh).status == 200)
         }
     }
 }
@@ -755,6 +759,28 @@ struct TestAPIKey: AppStoreAPIAuthorization {
             #expect(revoked.transaction?.inAppOwnershipType == .familyShared)
             #expect(revoked.transaction?.revocationType == .familyRevoke)
             #expect(revoked.transaction?.revocationDate == h.simulator.clock.now())
+        }
+    }
+
+    @Test func freeTrialOfferShapesTheFirstTransactionOnly() async throws {
+        try await Harness.run { h in
+            let purchase = try h.appStore.purchase(
+                customer: "pia", product: "pro.monthly", offer: .freeTrial("P1W"))
+            try h.appStore.advance(by: 8 * Harness.day)
+            let events = try await h.received(from: 0)
+            #expect(events.map(\.payload.notificationType) == [.subscribed, .didRenew])
+            let trial = try #require(events.first?.transaction)
+            #expect(trial.transactionId == purchase.transactionId)
+            #expect(trial.offerType == .introductory)
+            #expect(trial.offerDiscountType == .freeTrial)
+            #expect(trial.offerPeriod == "P1W")
+            #expect(trial.price == 0)
+            #expect(trial.expiresDate == Harness.start.addingTimeInterval(7 * Harness.day))
+            let paid = try #require(events.last?.transaction)
+            #expect(paid.offerType == nil)
+            #expect(paid.price == 9_990)
+            #expect(paid.purchaseDate == trial.expiresDate)
+            #expect(paid.expiresDate == h.date(Harness.start, months: 1, days: 7))
         }
     }
 
