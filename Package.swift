@@ -84,15 +84,18 @@ let package = Package(
         .executableTarget(
             name: "storekeeper",
             dependencies: [
-                "AppStoreServer", "StorekeeperServer",
+                "AppStoreServer", "StorekeeperServer", "StoreSimulator",
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: strictSwift6
         ),
+        // Helpers shared by the test targets (third-party vector location, a seeded RNG).
+        .target(name: "TestSupport", path: "Tests/TestSupport", swiftSettings: strictSwift6),
         .testTarget(
             name: "AppStoreServerTests",
-            dependencies: ["AppStoreServer", "StoreSimulator"],
+            dependencies: ["AppStoreServer", "StoreSimulator", "TestSupport"],
             swiftSettings: strictSwift6
         ),
         .testTarget(
@@ -120,7 +123,7 @@ let package = Package(
         ),
         .testTarget(
             name: "storekeeperCLITests",
-            dependencies: ["storekeeper", "StoreSimulator", "AppStoreServer"],
+            dependencies: ["storekeeper", "StoreSimulator", "AppStoreServer", "TestSupport"],
             swiftSettings: strictSwift6
         ),
     ],

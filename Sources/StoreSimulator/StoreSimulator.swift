@@ -72,6 +72,8 @@ public final class StoreSimulator: Sendable {
     public let faults: FaultInjector
     /// The simulated App Store: catalog, purchases, lifecycles and notification delivery.
     public let appStore: AppStoreSimulation
+    /// Google's identity services: service-account token endpoint, push-signing JWKS, push tokens.
+    public let googleIdentity: GooglePlayIdentity
     private let running = Mutex<Running?>(nil)
 
     public init(configuration: Configuration = Configuration()) {
@@ -79,6 +81,7 @@ public final class StoreSimulator: Sendable {
         self.clock = SimulatorClock(start: configuration.start, rate: configuration.rate)
         self.faults = FaultInjector()
         self.appStore = AppStoreSimulation(clock: clock, configuration: configuration.appStore)
+        self.googleIdentity = GooglePlayIdentity(clock: clock)
     }
 
     /// The endpoints, once started.
@@ -98,6 +101,7 @@ public final class StoreSimulator: Sendable {
         AppStoreControlRoutes(appStore: appStore).register(on: router)
         let stores = router.group().add(middleware: FaultMiddleware(faults: faults))
         AppStoreAPIRoutes(appStore: appStore).register(on: stores)
+        googleIdentity.register(on: stores, baseURL: { [weak self] in self?.endpoints?.baseURL })
         stores.post("ocsp") { [weak self] request, _ -> Response in
             guard let responder = self?.ocspResponder else { throw HTTPError(.serviceUnavailable) }
             let body = try await request.body.collect(upTo: 64 * 1024)

@@ -1,5 +1,6 @@
 import AppStoreServer
 import Foundation
+import TestSupport
 import Testing
 
 @Suite struct Base64URLTests {

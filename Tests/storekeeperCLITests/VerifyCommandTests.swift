@@ -1,22 +1,13 @@
 import AppStoreServer
 import Foundation
 import StoreSimulator
+import TestSupport
 import Testing
 
-/// Where the third-party vectors are (DESIGN.md); tests that need them are skipped without them.
+/// The third-party vectors (see ``ThirdPartyVectors``).
 enum Vectors {
-    static let directory: URL = {
-        if let override = ProcessInfo.processInfo.environment["STOREKEEPER_VECTORS"] {
-            return URL(fileURLWithPath: override)
-        }
-        return URL(fileURLWithPath: #filePath)
-            .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-            .deletingLastPathComponent().appendingPathComponent("shared/vectors")
-    }()
-    static var available: Bool {
-        FileManager.default.fileExists(atPath: directory.appendingPathComponent("apple-real/index.json").path)
-    }
-    static func path(_ relative: String) -> String { directory.appendingPathComponent(relative).path }
+    static var available: Bool { ThirdPartyVectors.available }
+    static func path(_ relative: String) -> String { ThirdPartyVectors.path(relative) }
     static var appleRoot: String { path("apple-real/AppleRootCA-G3.cer") }
     static var realFiles: [String] {
         ((try? FileManager.default.contentsOfDirectory(atPath: path("apple-real"))) ?? []).filter {

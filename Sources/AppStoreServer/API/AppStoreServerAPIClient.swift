@@ -300,6 +300,7 @@ public struct AppStoreServerAPIClient: Sendable {
         let policy = configuration.retryPolicy
         var waited = 0.0
         var attempt = 0
+        var renewedToken = false
         while true {
             attempt += 1
             if let limiter = configuration.rateLimiter { try await limiter.acquire() }
@@ -307,6 +308,13 @@ public struct AppStoreServerAPIClient: Sendable {
             do {
                 let (status, headers, data) = try await attemptOnce(method, url: url, body: bodyBytes)
                 if (200..<300).contains(status) { return data }
+                if status == 401, !renewedToken {
+                    // A cached token the App Store no longer accepts: one retry with a new token.
+                    renewedToken = true
+                    authorization.invalidate()
+                    attempt -= 1
+                    continue
+                }
                 let payload = try? AppStoreJSON.makeDecoder().decode(ErrorPayload.self, from: data)
                 failure = AppStoreServerAPIError(
                     httpStatus: status, code: payload?.errorCode,

@@ -12,6 +12,11 @@ public final class ManualClock: WallClock {
 
     public func now() -> Date { current.withLock { $0 } }
 
+    /// Sets the clock to `date`.
+    public func set(_ date: Date) {
+        current.withLock { $0 = date }
+    }
+
     /// Moves the clock by `seconds` (negative moves it back).
     public func advance(by seconds: TimeInterval) {
         current.withLock { $0 += seconds }
