@@ -702,6 +702,30 @@ struct TestAPIKey: AppStoreAPIAuthorization {
         }
     }
 
+    /// The production token provider's tokens are accepted as they are; its expiry is judged on the
+    /// simulated clock it is given.
+    @Test func productionTokenProviderIsAccepted() async throws {
+        try await Harness.run { h in
+            let privateKey = P256.Signing.PrivateKey()
+            h.appStore.registerAPIKey(keyId: "PRODKEY001", publicKey: privateKey.publicKey)
+            let provider = try AppStoreServerAPITokenProvider(
+                key: AppStoreSigningKey(pemRepresentation: privateKey.pemRepresentation, keyId: "PRODKEY001"),
+                issuerId: "57246542-96fe-1a63-e053-0824d011072a", bundleId: Harness.bundleId,
+                clock: h.simulator.clock)
+            let api = AppStoreServerAPIClient(
+                configuration: .init(baseURL: h.endpoints.baseURL, retryPolicy: .never), authorization: provider,
+                verifier: h.verifier)
+            let purchase = try h.appStore.purchase(customer: "quinn", product: "pro.monthly")
+            let transaction = try await api.getTransactionInfo(transactionId: purchase.transactionId)
+            #expect(transaction.originalTransactionId == purchase.originalTransactionId)
+            let token = try provider.bearerToken()
+            try h.appStore.advance(by: 31 * Harness.day)
+            #expect(try provider.bearerToken() != token)
+            let statuses = try await api.getAllSubscriptionStatuses(transactionId: purchase.transactionId)
+            #expect(statuses.first?.subscriptions.first?.transaction?.transactionReason == .renewal)
+        }
+    }
+
     @Test func requestsAreAuthenticatedLikeApple() async throws {
         try await Harness.run { h in
             let key = TestAPIKey(bundleId: Harness.bundleId, clock: h.simulator.clock)
