@@ -25,11 +25,15 @@ public final class StoreSimulator: Sendable {
         /// Where to write the root certificate (default: a new temporary directory).
         public var directory: URL?
         public var logger: Logger
+        /// Ids, retries and delivery of the simulated App Store.
+        public var appStore: AppStoreSimulation.Configuration
 
         public init(
             host: String = "127.0.0.1", port: Int = 0, start: Date? = nil, rate: Double = 1, directory: URL? = nil,
-            logger: Logger = Logger(label: "storekeeper.simulator")
+            logger: Logger = Logger(label: "storekeeper.simulator"),
+            appStore: AppStoreSimulation.Configuration = AppStoreSimulation.Configuration()
         ) {
+            self.appStore = appStore
             self.host = host
             self.port = port
             self.start = start
@@ -66,6 +70,8 @@ public final class StoreSimulator: Sendable {
     public let configuration: Configuration
     public let clock: SimulatorClock
     public let faults: FaultInjector
+    /// The simulated App Store: catalog, purchases, lifecycles and notification delivery.
+    public let appStore: AppStoreSimulation
     /// Google's identity services: service-account token endpoint, push-signing JWKS, push tokens.
     public let googleIdentity: GooglePlayIdentity
     private let running = Mutex<Running?>(nil)
@@ -74,6 +80,7 @@ public final class StoreSimulator: Sendable {
         self.configuration = configuration
         self.clock = SimulatorClock(start: configuration.start, rate: configuration.rate)
         self.faults = FaultInjector()
+        self.appStore = AppStoreSimulation(clock: clock, configuration: configuration.appStore)
         self.googleIdentity = GooglePlayIdentity(clock: clock)
     }
 
@@ -91,7 +98,9 @@ public final class StoreSimulator: Sendable {
         let router = Router()
         ControlRoutes(clock: clock, faults: faults, endpoints: { [weak self] in self?.endpoints })
             .register(on: router)
+        AppStoreControlRoutes(appStore: appStore).register(on: router)
         let stores = router.group().add(middleware: FaultMiddleware(faults: faults))
+        AppStoreAPIRoutes(appStore: appStore).register(on: stores)
         googleIdentity.register(on: stores, baseURL: { [weak self] in self?.endpoints?.baseURL })
         stores.post("ocsp") { [weak self] request, _ -> Response in
             guard let responder = self?.ocspResponder else { throw HTTPError(.serviceUnavailable) }
@@ -141,6 +150,8 @@ public final class StoreSimulator: Sendable {
         let endpoints = Endpoints(
             baseURL: baseURL, controlURL: baseURL + "/control", ocspURL: baseURL + "/ocsp",
             rootCertificatePath: rootPath)
+        appStore.attach(signer: AppStoreSigner(chain: chain))
+        appStore.startBackground()
         running.withLock {
             $0 = Running(
                 endpoints: endpoints, chain: chain, ocsp: TestOCSPResponder(chain: chain, clock: clock), task: task)
@@ -168,6 +179,7 @@ public final class StoreSimulator: Sendable {
     /// Stops listening and waits until the server is down.
     public func stop() async {
         guard let task = running.withLock({ $0?.task }) else { return }
+        await appStore.stopBackground()
         task.cancel()
         _ = await task.result
         running.withLock { $0 = nil }

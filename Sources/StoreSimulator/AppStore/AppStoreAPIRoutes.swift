@@ -1,0 +1,79 @@
+import AppStoreServer
+import Foundation
+import Hummingbird
+import NIOCore
+
+/// The App Store Server API at Apple's paths, served from the simulation's state and
+/// authenticated like Apple (see ``APIAuthenticator``). Errors are Apple's
+/// `{"errorCode", "errorMessage"}`; a bad or missing token is a bare 401.
+struct AppStoreAPIRoutes {
+    let appStore: AppStoreSimulation
+
+    func register(on group: RouterGroup<BasicRequestContext>) {
+        group.get("inApps/v1/transactions/:transactionId") { request, context in
+            let id = context.parameters.get("transactionId") ?? ""
+            return answer(request) { app throws(APIFailure) in
+                try appStore.apiTransactionInfo(app: app, transactionId: id)
+            }
+        }
+        group.get("inApps/v2/history/:transactionId") { request, context in
+            let id = context.parameters.get("transactionId") ?? ""
+            let revision = request.uri.queryParameters.get("revision")
+            let descending = request.uri.queryParameters.get("sort") == "DESCENDING"
+            return answer(request) { app throws(APIFailure) in
+                try appStore.apiHistory(app: app, transactionId: id, revision: revision, descending: descending)
+            }
+        }
+        group.get("inApps/v1/subscriptions/:transactionId") { request, context in
+            let id = context.parameters.get("transactionId") ?? ""
+            let statuses = request.uri.queryParameters.getAll("status", as: Int32.self)
+            return answer(request) { app throws(APIFailure) in
+                try appStore.apiStatuses(app: app, transactionId: id, statuses: statuses)
+            }
+        }
+        group.post("inApps/v1/notifications/history") { request, _ in
+            let body = try await request.body.collect(upTo: 1 << 20)
+            let token = request.uri.queryParameters.get("paginationToken")
+            let decoded = try? AppStoreJSON.makeDecoder().decode(
+                NotificationHistoryRequest.self, from: Data(body.readableBytesView))
+            return answer(request) { app throws(APIFailure) in
+                guard let decoded else {
+                    throw APIFailure(status: 400, code: .generalBadRequest, message: "Invalid request body")
+                }
+                return try appStore.apiNotificationHistory(app: app, request: decoded, paginationToken: token)
+            }
+        }
+        group.post("inApps/v1/notifications/test") { request, _ in
+            answer(request) { app throws(APIFailure) in try appStore.apiSendTestNotification(app: app) }
+        }
+        group.get("inApps/v1/notifications/test/:token") { request, context in
+            let token = context.parameters.get("token") ?? ""
+            return answer(request) { app throws(APIFailure) in
+                try appStore.apiTestNotificationStatus(app: app, token: token)
+            }
+        }
+    }
+
+    private func answer<Value: Encodable>(
+        _ request: Request, _ body: (SimulatedApp) throws(APIFailure) -> Value
+    ) -> Response {
+        do {
+            let app = try appStore.apiAuthenticate(request.headers[.authorization])
+            return json(try body(app), status: 200)
+        } catch {
+            guard error.status != 401 else { return Response(status: .unauthorized) }
+            return json(ErrorPayload(errorCode: error.code, errorMessage: error.message), status: error.status)
+        }
+    }
+
+    private func json(_ value: some Encodable, status: Int) -> Response {
+        guard let data = try? AppStoreJSON.makeEncoder().encode(value) else {
+            return Response(status: .internalServerError)
+        }
+        var headers = HTTPFields()
+        headers[.contentType] = "application/json"
+        return Response(
+            status: HTTPResponse.Status(code: status), headers: headers,
+            body: .init(byteBuffer: ByteBuffer(bytes: Array(data))))
+    }
+}

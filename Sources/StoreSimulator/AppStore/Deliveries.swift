@@ -1,0 +1,146 @@
+import Foundation
+
+extension AppStoreSimulation {
+    struct DeliveryJob: Sendable {
+        var index: Int
+        var url: String
+        var signedPayload: String
+        var fault: DeliveryFault?
+        var firstAttempt: Bool
+    }
+
+    /// Applies `faults` to the next notifications created, one each, in order.
+    public func injectDeliveryFaults(_ faults: [DeliveryFault]) {
+        state.withLock { $0.pendingFaults.append(contentsOf: faults) }
+    }
+
+    /// Starts the background loop that fires due events and delivers notifications.
+    func startBackground() {
+        stopping.withLock { $0 = false }
+        worker.withLock { worker in
+            guard worker == nil else { return }
+            let interval = configuration.pollInterval
+            worker = Task { [weak self] in
+                while !Task.isCancelled {
+                    guard let simulation = self, !simulation.stopping.withLock({ $0 }) else { return }
+                    try? simulation.processDueEvents()
+                    await simulation.deliverDue()
+                    try? await Task.sleep(for: interval)
+                }
+            }
+        }
+    }
+
+    /// Stops the background loop once its current delivery is done (a request is never cut off, so
+    /// receivers can shut down cleanly after the simulator), and waits for it.
+    func stopBackground() async {
+        stopping.withLock { $0 = true }
+        let task = worker.withLock { worker -> Task<Void, Never>? in
+            defer { worker = nil }
+            return worker
+        }
+        await task?.value
+    }
+
+    /// Waits until every notification due by the simulated now has been attempted and none is in
+    /// flight (held-back ``DeliveryFault/reorder`` notifications and future retries don't count).
+    public func deliveriesSettled(timeout: Duration = .seconds(30)) async throws(AppStoreSimulationError) {
+        let deadline = ContinuousClock.now.advanced(by: timeout)
+        while true {
+            guard !stopping.withLock({ $0 }) else { throw .notStarted }
+            try processDueEvents()
+            await deliverDue()
+            let now = clock.now()
+            let busy = state.withLock { state in
+                state.notifications.contains(where: \.inFlight) || state.nextDelivery(now: now) != nil
+            }
+            if !busy { return }
+            guard ContinuousClock.now < deadline else { throw .timeout }
+            try? await Task.sleep(for: .milliseconds(5))
+        }
+    }
+
+    /// Delivers every due notification, one at a time, oldest due first.
+    func deliverDue() async {
+        while !stopping.withLock({ $0 }), let job = takeDelivery() {
+            let attemptDate = clock.now()
+            if job.fault == .drop, job.firstAttempt {
+                finish(job, DeliveryAttempt(attemptDate: attemptDate, sendAttemptResult: "NO_RESPONSE"), dropped: true)
+                continue
+            }
+            let outcome = await poster.post(job.signedPayload, to: job.url)
+            if job.fault == .duplicate, job.firstAttempt {
+                _ = await poster.post(job.signedPayload, to: job.url)
+            }
+            finish(
+                job,
+                DeliveryAttempt(
+                    attemptDate: attemptDate, sendAttemptResult: outcome.result, httpStatus: outcome.status),
+                dropped: false)
+        }
+    }
+
+    private func takeDelivery() -> DeliveryJob? {
+        let now = clock.now()
+        return state.withLock { state in
+            guard !state.notifications.contains(where: \.inFlight), let index = state.nextDelivery(now: now),
+                let url = state.notifications[index].url
+            else { return nil }
+            state.notifications[index].inFlight = true
+            let record = state.notifications[index]
+            return DeliveryJob(
+                index: index, url: url, signedPayload: record.notification.signedPayload, fault: record.fault,
+                firstAttempt: record.notification.attempts.isEmpty)
+        }
+    }
+
+    private func finish(_ job: DeliveryJob, _ attempt: DeliveryAttempt, dropped: Bool) {
+        let intervals = configuration.retryIntervals
+        state.withLock { state in
+            var notification = state.notifications[job.index].notification
+            notification.attempts.append(attempt)
+            if dropped {
+                notification.status = .dropped
+                notification.nextAttemptDate = nil
+            } else if attempt.sendAttemptResult == "SUCCESS" {
+                notification.status = .delivered
+                notification.nextAttemptDate = nil
+            } else if notification.attempts.count <= intervals.count {
+                notification.nextAttemptDate = attempt.attemptDate.addingTimeInterval(
+                    intervals[notification.attempts.count - 1])
+            } else {
+                notification.status = .failed
+                notification.nextAttemptDate = nil
+            }
+            state.notifications[job.index].notification = notification
+            state.notifications[job.index].inFlight = false
+        }
+    }
+}
+
+extension AppStoreSimulation.State {
+    /// The index of the notification to attempt next, if one is due: earliest due date, then
+    /// creation order. A notification held back by a reorder fault waits until a later one has
+    /// been attempted.
+    func nextDelivery(now: Date) -> Int? {
+        var best: Int?
+        for index in notifications.indices {
+            let record = notifications[index]
+            guard record.notification.status == .pending, record.url != nil,
+                let due = record.notification.nextAttemptDate, due <= now
+            else { continue }
+            if record.fault == .reorder, record.notification.attempts.isEmpty,
+                !notifications[(index + 1)...].contains(where: { !$0.notification.attempts.isEmpty })
+            {
+                continue
+            }
+            if let current = best, let currentDue = notifications[current].notification.nextAttemptDate,
+                currentDue <= due
+            {
+                continue
+            }
+            best = index
+        }
+        return best
+    }
+}

@@ -1,0 +1,85 @@
+import AppStoreServer
+import Foundation
+
+extension AppStoreSimulation.State {
+    /// Signs and records a notification about `transactionId` (and the subscription, if any), signed
+    /// at `date`; it is due for delivery at once.
+    mutating func emit(
+        _ type: NotificationType, _ subtype: NotificationSubtype?, bundleId: String, transactionId: String?,
+        subscriptionId: String?, consumptionRequestReason: ConsumptionRequestReason? = nil, at date: Date
+    ) throws(AppStoreSimulationError) {
+        guard let app = apps[bundleId] else { throw .unknownApp(bundleId) }
+        guard let signer else { throw .notStarted }
+        let transaction = transactionId.flatMap { transactions[$0] }
+        let subscription = subscriptionId.flatMap { subscriptions[$0] }
+        let uuid = ids.uuid().uuidString.lowercased()
+        do {
+            let signedTransaction = try transaction.map {
+                try signer.sign(PayloadBuilder.transaction($0, app: app, signedDate: date))
+            }
+            let signedRenewal = try subscription.map {
+                try signer.sign(
+                    PayloadBuilder.renewalInfo(
+                        $0, renewalProduct: products[$0.autoRenewProductId], app: app, signedDate: date))
+            }
+            let payload = NotificationPayload(
+                notificationType: type, subtype: subtype, notificationUUID: uuid, version: "2.0", signedDate: date,
+                data: NotificationData(
+                    appAppleId: app.appAppleId, bundleId: app.bundleId,
+                    consumptionRequestReason: consumptionRequestReason, environment: app.environment,
+                    signedRenewalInfo: signedRenewal, signedTransactionInfo: signedTransaction,
+                    status: subscription?.phase.status))
+            let signed = try signer.sign(payload)
+            let fault = pendingFaults.isEmpty ? nil : pendingFaults.removeFirst()
+            let notification = SentNotification(
+                sequence: notifications.count + 1, bundleId: bundleId, payload: payload, signedPayload: signed,
+                attempts: [], status: app.notificationURL == nil ? .notSent : .pending,
+                nextAttemptDate: app.notificationURL == nil ? nil : date)
+            notifications.append(
+                NotificationRecord(
+                    notification: notification, url: app.notificationURL, transactionId: transactionId, fault: fault))
+        } catch {
+            throw .signing("\(error)")
+        }
+    }
+
+    /// A new transaction for `product`, stored.
+    mutating func newTransaction(
+        product: SimulatedProduct, originalTransactionId: String?, originalPurchaseDate: Date?,
+        purchaseDate: Date, expiresDate: Date?, reason: TransactionReason, ownership: InAppOwnershipType,
+        appAccountToken: UUID?, appTransactionId: String, offer: SimulatedOffer? = nil
+    ) -> TransactionRecord {
+        let transactionId = ids.transactionId()
+        let record = TransactionRecord(
+            transactionId: transactionId,
+            originalTransactionId: originalTransactionId ?? transactionId,
+            webOrderLineItemId: product.kind == .autoRenewable ? ids.webOrderLineItemId() : nil,
+            bundleId: product.bundleId, productId: product.productId, type: product.transactionType,
+            subscriptionGroupIdentifier: product.subscriptionGroupIdentifier, purchaseDate: purchaseDate,
+            originalPurchaseDate: originalPurchaseDate ?? purchaseDate, expiresDate: expiresDate,
+            price: offer?.price ?? product.price, currency: product.currency, reason: reason, ownership: ownership,
+            appAccountToken: appAccountToken, appTransactionId: appTransactionId, offer: offer)
+        transactions[transactionId] = record
+        return record
+    }
+
+    /// Appends a renewal-like transaction (renewal, recovery, upgrade) to a subscription.
+    mutating func extend(
+        _ subscription: inout SubscriptionRecord, product: SimulatedProduct, purchaseDate: Date, periodStart: Date,
+        reason: TransactionReason
+    ) throws(AppStoreSimulationError) -> TransactionRecord {
+        guard let period = product.period.flatMap(SubscriptionPeriod.init) else {
+            throw .invalid("product \(product.productId) has no valid period")
+        }
+        let original = transactions[subscription.originalTransactionId]
+        let record = newTransaction(
+            product: product, originalTransactionId: subscription.originalTransactionId,
+            originalPurchaseDate: original?.originalPurchaseDate, purchaseDate: purchaseDate,
+            expiresDate: period.added(to: periodStart), reason: reason, ownership: original?.ownership ?? .purchased,
+            appAccountToken: subscription.appAccountToken, appTransactionId: subscription.appTransactionId)
+        subscription.transactionIds.append(record.transactionId)
+        subscription.productId = product.productId
+        subscription.expiresDate = record.expiresDate ?? subscription.expiresDate
+        return record
+    }
+}

@@ -1,0 +1,80 @@
+import AppStoreServer
+import Foundation
+
+/// Turns the simulator's records into the App Store's decoded payloads.
+enum PayloadBuilder {
+    static func transaction(_ record: TransactionRecord, app: SimulatedApp, signedDate: Date) -> JWSTransaction {
+        JWSTransaction(
+            appAccountToken: record.appAccountToken?.uuidString.lowercased(),
+            appTransactionId: record.appTransactionId,
+            bundleId: record.bundleId,
+            currency: record.currency,
+            environment: app.environment,
+            expiresDate: record.expiresDate,
+            inAppOwnershipType: record.ownership,
+            isUpgraded: record.isUpgraded ? true : nil,
+            offerDiscountType: record.offer?.discountType,
+            offerIdentifier: record.offer?.identifier,
+            offerPeriod: record.offer?.period,
+            offerType: record.offer?.type,
+            originalPurchaseDate: record.originalPurchaseDate,
+            originalTransactionId: record.originalTransactionId,
+            price: record.price,
+            productId: record.productId,
+            purchaseDate: record.purchaseDate,
+            quantity: 1,
+            revocationDate: record.revocation?.date,
+            revocationPercentage: record.revocation?.percentage,
+            revocationReason: record.revocation?.reason,
+            revocationType: record.revocation?.type,
+            signedDate: signedDate,
+            storefront: app.storefront,
+            storefrontId: app.storefrontId,
+            subscriptionGroupIdentifier: record.subscriptionGroupIdentifier,
+            transactionId: record.transactionId,
+            transactionReason: record.reason,
+            type: record.type,
+            webOrderLineItemId: record.webOrderLineItemId
+        )
+    }
+
+    static func renewalInfo(
+        _ subscription: SubscriptionRecord, renewalProduct: SimulatedProduct?, app: SimulatedApp, signedDate: Date
+    ) -> JWSRenewalInfo {
+        var expirationIntent: ExpirationIntent?
+        var gracePeriodExpiresDate: Date?
+        var inBillingRetry = false
+        var renewalDate: Date? = subscription.expiresDate
+        switch subscription.phase {
+        case .active, .revoked:
+            break
+        case .gracePeriod(let expires, _):
+            expirationIntent = .billingError
+            gracePeriodExpiresDate = expires
+            inBillingRetry = true
+        case .billingRetry:
+            expirationIntent = .billingError
+            inBillingRetry = true
+        case .expired(let intent):
+            expirationIntent = intent
+            renewalDate = nil
+        }
+        return JWSRenewalInfo(
+            appAccountToken: subscription.appAccountToken?.uuidString.lowercased(),
+            appTransactionId: subscription.appTransactionId,
+            autoRenewProductId: subscription.autoRenewProductId,
+            autoRenewStatus: subscription.autoRenew ? .on : .off,
+            currency: renewalProduct?.currency,
+            environment: app.environment,
+            expirationIntent: expirationIntent,
+            gracePeriodExpiresDate: gracePeriodExpiresDate,
+            isInBillingRetryPeriod: inBillingRetry,
+            originalTransactionId: subscription.originalTransactionId,
+            productId: subscription.productId,
+            recentSubscriptionStartDate: subscription.recentSubscriptionStartDate,
+            renewalDate: renewalDate,
+            renewalPrice: renewalProduct?.price,
+            signedDate: signedDate
+        )
+    }
+}
