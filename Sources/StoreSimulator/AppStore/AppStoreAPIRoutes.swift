@@ -52,6 +52,88 @@ struct AppStoreAPIRoutes {
                 try appStore.apiTestNotificationStatus(app: app, token: token)
             }
         }
+        group.get("inApps/v2/refund/lookup/:transactionId") { request, context in
+            let id = context.parameters.get("transactionId") ?? ""
+            let revision = request.uri.queryParameters.get("revision")
+            return answer(request) { app throws(APIFailure) in
+                try appStore.apiRefundHistory(app: app, transactionId: id, revision: revision)
+            }
+        }
+        group.get("inApps/v1/transactions/appTransactions/:transactionId") { request, context in
+            let id = context.parameters.get("transactionId") ?? ""
+            return answer(request) { app throws(APIFailure) in
+                try appStore.apiAppTransactionInfo(app: app, transactionId: id)
+            }
+        }
+        group.get("inApps/v1/lookup/:orderId") { request, context in
+            let id = context.parameters.get("orderId") ?? ""
+            return answer(request) { app throws(APIFailure) in try appStore.apiLookUpOrder(app: app, orderId: id) }
+        }
+        group.put("inApps/v2/transactions/consumption/:transactionId") { request, context in
+            let id = context.parameters.get("transactionId") ?? ""
+            let body = try await Self.body(request)
+            return answerEmpty(request, status: 202) { app throws(APIFailure) in
+                try appStore.apiConsumption(app: app, transactionId: id, body: body)
+            }
+        }
+        group.put("inApps/v1/transactions/consumption/:originalTransactionId") { request, context in
+            let id = context.parameters.get("originalTransactionId") ?? ""
+            let body = try await Self.body(request)
+            return answerEmpty(request, status: 202) { app throws(APIFailure) in
+                try appStore.apiConsumptionV1(app: app, originalTransactionId: id, body: body)
+            }
+        }
+        // Same parameter name as the other routes at this position (the router requires it).
+        group.put("inApps/v1/transactions/:transactionId/appAccountToken") { request, context in
+            let id = context.parameters.get("transactionId") ?? ""
+            let body = try await Self.body(request)
+            return answerEmpty(request, status: 200) { app throws(APIFailure) in
+                try appStore.apiSetAppAccountToken(app: app, originalTransactionId: id, body: body)
+            }
+        }
+        group.post("inApps/v1/transactions/:transactionId/finish") { request, context in
+            let id = context.parameters.get("transactionId") ?? ""
+            return answerEmpty(request, status: 200) { app throws(APIFailure) in
+                try appStore.apiFinish(app: app, transactionId: id)
+            }
+        }
+        group.put("inApps/v1/subscriptions/extend/:originalTransactionId") { request, context in
+            let id = context.parameters.get("originalTransactionId") ?? ""
+            let body = try await Self.body(request)
+            return answer(request) { app throws(APIFailure) in
+                try appStore.apiExtend(app: app, originalTransactionId: id, body: body)
+            }
+        }
+        group.post("inApps/v1/subscriptions/extend/mass") { request, _ in
+            let body = try await Self.body(request)
+            return answer(request) { app throws(APIFailure) in try appStore.apiMassExtend(app: app, body: body) }
+        }
+        group.get("inApps/v1/subscriptions/extend/mass/:productId/:requestIdentifier") { request, context in
+            let productId = context.parameters.get("productId") ?? ""
+            let requestIdentifier = context.parameters.get("requestIdentifier") ?? ""
+            return answer(request) { app throws(APIFailure) in
+                try appStore.apiMassExtensionStatus(
+                    app: app, productId: productId, requestIdentifier: requestIdentifier)
+            }
+        }
+    }
+
+    static func body(_ request: Request) async throws -> Data {
+        Data(try await request.body.collect(upTo: 1 << 20).readableBytesView)
+    }
+
+    /// Like ``answer(_:_:)`` for endpoints that answer with an empty body.
+    private func answerEmpty(
+        _ request: Request, status: Int, _ body: (SimulatedApp) throws(APIFailure) -> Void
+    ) -> Response {
+        do {
+            let app = try appStore.apiAuthenticate(request.headers[.authorization])
+            try body(app)
+            return Response(status: HTTPResponse.Status(code: status))
+        } catch {
+            guard error.status != 401 else { return Response(status: .unauthorized) }
+            return json(ErrorPayload(errorCode: error.code, errorMessage: error.message), status: error.status)
+        }
     }
 
     private func answer<Value: Encodable>(

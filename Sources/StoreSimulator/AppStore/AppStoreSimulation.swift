@@ -96,6 +96,14 @@ public final class AppStoreSimulation: Sendable {
         var billingRetryDuration: TimeInterval
         var apiKeys: [String: P256.Signing.PublicKey] = [:]
         var testNotificationTokens: [String: Int] = [:]
+        /// Consumption information received, by transaction id.
+        var consumption: [String: ConsumptionRequest] = [:]
+        /// Transactions the app finished.
+        var finishedTransactionIds: Set<String> = []
+        /// Renewal-date extensions done, by request identifier (they are idempotent).
+        var extensions: [String: ExtendRenewalDateResponse] = [:]
+        /// Mass extensions, by "productId/requestIdentifier".
+        var massExtensions: [String: MassExtendRenewalDateStatusResponse] = [:]
     }
 
     /// The clock lifecycles run on.

@@ -6,7 +6,8 @@ extension AppStoreSimulation.State {
     /// at `date`; it is due for delivery at once.
     mutating func emit(
         _ type: NotificationType, _ subtype: NotificationSubtype?, bundleId: String, transactionId: String?,
-        subscriptionId: String?, consumptionRequestReason: ConsumptionRequestReason? = nil, at date: Date
+        subscriptionId: String?, consumptionRequestReason: ConsumptionRequestReason? = nil,
+        summary: NotificationSummary? = nil, at date: Date
     ) throws(AppStoreSimulationError) {
         guard let app = apps[bundleId] else { throw .unknownApp(bundleId) }
         guard let signer else { throw .notStarted }
@@ -22,13 +23,18 @@ extension AppStoreSimulation.State {
                     PayloadBuilder.renewalInfo(
                         $0, renewalProduct: products[$0.autoRenewProductId], app: app, signedDate: date))
             }
-            let payload = NotificationPayload(
-                notificationType: type, subtype: subtype, notificationUUID: uuid, version: "2.0", signedDate: date,
-                data: NotificationData(
+            // A summary notification (a mass extension's outcome) carries `summary` instead of `data`.
+            let data =
+                summary != nil
+                ? nil
+                : NotificationData(
                     appAppleId: app.appAppleId, bundleId: app.bundleId,
                     consumptionRequestReason: consumptionRequestReason, environment: app.environment,
                     signedRenewalInfo: signedRenewal, signedTransactionInfo: signedTransaction,
-                    status: subscription?.phase.status))
+                    status: subscription?.phase.status)
+            let payload = NotificationPayload(
+                notificationType: type, subtype: subtype, notificationUUID: uuid, version: "2.0", signedDate: date,
+                data: data, summary: summary)
             let signed = try signer.sign(payload)
             let fault = pendingFaults.isEmpty ? nil : pendingFaults.removeFirst()
             let notification = SentNotification(

@@ -1,0 +1,242 @@
+public import AppStoreServer
+import Foundation
+
+/// The App Store Server API's remaining endpoints: refund history, app transactions, order
+/// lookup, consumption information, app account tokens, renewal-date extensions, finishing.
+extension AppStoreSimulation {
+    /// Get Refund History (v2): the customer's refunded transactions, by revision.
+    func apiRefundHistory(
+        app: SimulatedApp, transactionId: String, revision: String?
+    ) throws(APIFailure) -> RefundHistoryResponse {
+        let now = clock.now()
+        return try state.withLock { (state) throws(APIFailure) in
+            let record = try state.apiTransaction(transactionId, app: app)
+            let refunded = state.transactions.values
+                .filter {
+                    $0.bundleId == app.bundleId && $0.appTransactionId == record.appTransactionId
+                        && $0.revocation != nil
+                }
+                .sorted { ($0.purchaseDate, $0.transactionId) < ($1.purchaseDate, $1.transactionId) }
+            let offset = try Self.apiOffset(revision, code: .invalidRequestRevision)
+            let page = refunded.dropFirst(offset).prefix(Self.apiPageSize)
+            var signed: [String] = []
+            for transaction in page { signed.append(try state.apiSign(transaction, app: app, now: now)) }
+            let next = offset + page.count
+            return RefundHistoryResponse(
+                signedTransactions: signed, revision: Self.apiToken(next), hasMore: next < refunded.count)
+        }
+    }
+
+    /// Get App Transaction Info: the customer's app transaction (any of their transaction ids).
+    func apiAppTransactionInfo(app: SimulatedApp, transactionId: String) throws(APIFailure)
+        -> AppTransactionInfoResponse
+    {
+        let now = clock.now()
+        return try state.withLock { (state) throws(APIFailure) in
+            let record = try state.apiTransaction(transactionId, app: app)
+            let firstPurchase = state.transactions.values
+                .filter { $0.appTransactionId == record.appTransactionId }
+                .map(\.originalPurchaseDate).min()
+            let appTransaction = AppTransaction(
+                receiptType: app.environment, appAppleId: app.appAppleId, bundleId: app.bundleId,
+                applicationVersion: "1", receiptCreationDate: now, originalPurchaseDate: firstPurchase,
+                originalApplicationVersion: "1", appTransactionId: record.appTransactionId,
+                originalPlatform: .iOS)
+            do {
+                guard let signer = state.signer else { throw AppStoreSimulationError.notStarted }
+                return AppTransactionInfoResponse(signedAppTransactionInfo: try signer.sign(appTransaction))
+            } catch {
+                throw APIFailure(status: 500, code: .generalInternal, message: "signing failed")
+            }
+        }
+    }
+
+    /// The order id a customer's receipt e-mail shows for a transaction (the simulator's own scheme).
+    public static func orderId(forTransactionId transactionId: String) -> String {
+        "SIM" + transactionId
+    }
+
+    /// Look Up Order ID.
+    func apiLookUpOrder(app: SimulatedApp, orderId: String) throws(APIFailure) -> OrderLookupResponse {
+        let now = clock.now()
+        return try state.withLock { (state) throws(APIFailure) in
+            guard orderId.hasPrefix("SIM"), let record = state.transactions[String(orderId.dropFirst(3))],
+                record.bundleId == app.bundleId
+            else { return OrderLookupResponse(status: .invalid, signedTransactions: []) }
+            return OrderLookupResponse(
+                status: .valid, signedTransactions: [try state.apiSign(record, app: app, now: now)])
+        }
+    }
+
+    /// Send Consumption Information (v2).
+    func apiConsumption(app: SimulatedApp, transactionId: String, body: Data) throws(APIFailure) {
+        guard let request = try? AppStoreJSON.makeDecoder().decode(ConsumptionRequest.self, from: body) else {
+            throw APIFailure(status: 400, code: .generalBadRequest, message: "Invalid request body")
+        }
+        guard request.customerConsented else {
+            throw APIFailure(status: 400, code: .invalidCustomerConsented, message: "customerConsented must be true")
+        }
+        if let percentage = request.consumptionPercentage, !(0...100_000).contains(percentage) {
+            throw APIFailure(status: 400, code: .generalBadRequest, message: "consumptionPercentage out of range")
+        }
+        try state.withLock { (state) throws(APIFailure) in
+            _ = try state.apiTransaction(transactionId, app: app)
+            state.consumption[transactionId] = request
+        }
+    }
+
+    /// Send Consumption Information V1 (deprecated by Apple; accepted and stored as received).
+    func apiConsumptionV1(app: SimulatedApp, originalTransactionId: String, body: Data) throws(APIFailure) {
+        guard (try? JSONSerialization.jsonObject(with: body)) is [String: Any] else {
+            throw APIFailure(status: 400, code: .generalBadRequest, message: "Invalid request body")
+        }
+        try state.withLock { (state) throws(APIFailure) in
+            _ = try state.apiTransaction(originalTransactionId, app: app)
+        }
+    }
+
+    /// The consumption information the app sent for a transaction.
+    public func consumptionInformation(transactionId: String) -> ConsumptionRequest? {
+        state.withLock { $0.consumption[transactionId] }
+    }
+
+    /// Set App Account Token: sets the token on every transaction of the purchase (and its future ones).
+    func apiSetAppAccountToken(app: SimulatedApp, originalTransactionId: String, body: Data) throws(APIFailure) {
+        guard let request = try? AppStoreJSON.makeDecoder().decode(UpdateAppAccountTokenRequest.self, from: body),
+            let token = UUID(uuidString: request.appAccountToken)
+        else {
+            throw APIFailure(status: 400, code: .invalidAppAccountToken, message: "appAccountToken must be a UUID")
+        }
+        try state.withLock { (state) throws(APIFailure) in
+            let record = try state.apiTransaction(originalTransactionId, app: app)
+            guard record.originalTransactionId == originalTransactionId else {
+                throw APIFailure(
+                    status: 400, code: .invalidOriginalTransactionId, message: "Not an original transaction id")
+            }
+            for (id, transaction) in state.transactions where transaction.originalTransactionId == originalTransactionId
+            {
+                state.transactions[id]?.appAccountToken = token
+            }
+            state.subscriptions[originalTransactionId]?.appAccountToken = token
+        }
+    }
+
+    /// Finish Transaction.
+    func apiFinish(app: SimulatedApp, transactionId: String) throws(APIFailure) {
+        try state.withLock { (state) throws(APIFailure) in
+            _ = try state.apiTransaction(transactionId, app: app)
+            state.finishedTransactionIds.insert(transactionId)
+        }
+    }
+
+    /// Whether the app finished a transaction.
+    public func isFinished(transactionId: String) -> Bool {
+        state.withLock { $0.finishedTransactionIds.contains(transactionId) }
+    }
+
+    /// Extend a Subscription Renewal Date: moves an active subscription's expiry and sends
+    /// RENEWAL_EXTENDED. Idempotent per request identifier.
+    func apiExtend(app: SimulatedApp, originalTransactionId: String, body: Data) throws(APIFailure)
+        -> ExtendRenewalDateResponse
+    {
+        guard let request = try? AppStoreJSON.makeDecoder().decode(ExtendRenewalDateRequest.self, from: body) else {
+            throw APIFailure(status: 400, code: .generalBadRequest, message: "Invalid request body")
+        }
+        try Self.checkExtension(
+            days: request.extendByDays, reason: request.extendReasonCode, id: request.requestIdentifier)
+        do {
+            return try mutate { (state, now) throws(AppStoreSimulationError) in
+                if let done = state.extensions[request.requestIdentifier] { return done }
+                guard var subscription = state.subscriptions[originalTransactionId],
+                    subscription.bundleId == app.bundleId, subscription.phase == .active
+                else {
+                    let done = ExtendRenewalDateResponse(originalTransactionId: originalTransactionId, success: false)
+                    state.extensions[request.requestIdentifier] = done
+                    return done
+                }
+                let latest = subscription.latestTransactionId
+                subscription.expiresDate += Double(request.extendByDays) * 86_400
+                subscription.lastEventDate = max(subscription.lastEventDate, now)
+                state.subscriptions[originalTransactionId] = subscription
+                state.transactions[latest]?.expiresDate = subscription.expiresDate
+                try state.emit(
+                    .renewalExtended, nil, bundleId: app.bundleId, transactionId: latest,
+                    subscriptionId: originalTransactionId, at: now)
+                let done = ExtendRenewalDateResponse(
+                    originalTransactionId: originalTransactionId,
+                    webOrderLineItemId: state.transactions[latest]?.webOrderLineItemId, success: true,
+                    effectiveDate: subscription.expiresDate)
+                state.extensions[request.requestIdentifier] = done
+                return done
+            }
+        } catch {
+            throw APIFailure(status: 500, code: .generalInternal, message: error.description)
+        }
+    }
+
+    /// Extend Subscription Renewal Dates for All Active Subscribers of a product: done at once, then
+    /// RENEWAL_EXTENSION SUMMARY.
+    func apiMassExtend(app: SimulatedApp, body: Data) throws(APIFailure) -> MassExtendRenewalDateResponse {
+        guard let request = try? AppStoreJSON.makeDecoder().decode(MassExtendRenewalDateRequest.self, from: body) else {
+            throw APIFailure(status: 400, code: .generalBadRequest, message: "Invalid request body")
+        }
+        try Self.checkExtension(
+            days: request.extendByDays, reason: request.extendReasonCode, id: request.requestIdentifier)
+        if let codes = request.storefrontCountryCodes, codes.isEmpty {
+            throw APIFailure(
+                status: 400, code: .invalidEmptyStorefrontCountryCodeList, message: "storefrontCountryCodes is empty")
+        }
+        do {
+            try mutate { (state, now) throws(AppStoreSimulationError) in
+                let key = request.productId + "/" + request.requestIdentifier
+                guard state.massExtensions[key] == nil else { return }
+                var succeeded: Int64 = 0
+                for (id, subscription) in state.subscriptions
+                where subscription.bundleId == app.bundleId && subscription.productId == request.productId
+                    && subscription.phase == .active
+                {
+                    state.subscriptions[id]?.expiresDate += Double(request.extendByDays) * 86_400
+                    state.transactions[subscription.latestTransactionId]?.expiresDate =
+                        state.subscriptions[id]?.expiresDate
+                    succeeded += 1
+                }
+                state.massExtensions[key] = MassExtendRenewalDateStatusResponse(
+                    requestIdentifier: request.requestIdentifier, complete: true, completeDate: now,
+                    succeededCount: succeeded, failedCount: 0)
+                try state.emit(
+                    .renewalExtension, .summary, bundleId: app.bundleId, transactionId: nil, subscriptionId: nil,
+                    summary: NotificationSummary(
+                        requestIdentifier: request.requestIdentifier, environment: app.environment,
+                        appAppleId: app.appAppleId, bundleId: app.bundleId, productId: request.productId,
+                        storefrontCountryCodes: request.storefrontCountryCodes, failedCount: 0,
+                        succeededCount: succeeded),
+                    at: now)
+            }
+        } catch {
+            throw APIFailure(status: 500, code: .generalInternal, message: error.description)
+        }
+        return MassExtendRenewalDateResponse(requestIdentifier: request.requestIdentifier)
+    }
+
+    /// Get Status of Subscription Renewal Date Extensions.
+    func apiMassExtensionStatus(
+        app: SimulatedApp, productId: String, requestIdentifier: String
+    ) throws(APIFailure) -> MassExtendRenewalDateStatusResponse {
+        guard let status = state.withLock({ $0.massExtensions[productId + "/" + requestIdentifier] }) else {
+            throw APIFailure(status: 404, code: .statusRequestNotFound, message: "No such extension request")
+        }
+        return status
+    }
+
+    static func checkExtension(days: Int32, reason: ExtendReasonCode, id: String) throws(APIFailure) {
+        guard (1...90).contains(days) else {
+            throw APIFailure(status: 400, code: .invalidExtendByDays, message: "extendByDays must be 1–90")
+        }
+        guard (0...3).contains(reason.rawValue) else {
+            throw APIFailure(status: 400, code: .invalidExtendReasonCode, message: "extendReasonCode must be 0–3")
+        }
+        guard !id.isEmpty, id.count <= 128 else {
+            throw APIFailure(status: 400, code: .invalidRequestIdentifier, message: "requestIdentifier is invalid")
+        }
+    }
+}
