@@ -232,3 +232,53 @@ import Testing
         }
     }
 }
+
+extension AppStoreAPIClientTests {
+    @Test func historyFiltersReachTheStore() async throws {
+        try await Harness.run { h in
+            let api = try client(h).api
+            let subscription = try h.appStore.purchase(customer: "hu", product: "pro.monthly")
+            try h.appStore.advance(by: 2 * Harness.day)
+            let coins = try h.appStore.purchase(customer: "hu", product: "coins.100")
+            let refundedCoins = try h.appStore.purchase(customer: "hu", product: "coins.100")
+            try h.appStore.refund(transactionId: refundedCoins.transactionId)
+
+            func ids(_ request: TransactionHistoryRequest) async throws -> [String] {
+                var ids: [String] = []
+                for try await transaction in api.transactionHistory(
+                    transactionId: subscription.transactionId, request: request)
+                {
+                    ids.append(transaction.transactionId ?? "")
+                }
+                return ids
+            }
+            #expect(
+                try await ids(.init(productTypes: [.consumable])) == [coins.transactionId, refundedCoins.transactionId])
+            #expect(try await ids(.init(productIds: ["pro.monthly"])) == [subscription.transactionId])
+            #expect(try await ids(.init(subscriptionGroupIdentifiers: ["pro"])) == [subscription.transactionId])
+            #expect(try await ids(.init(productTypes: [.consumable], revoked: true)) == [refundedCoins.transactionId])
+            #expect(try await ids(.init(productTypes: [.consumable], revoked: false)) == [coins.transactionId])
+            #expect(
+                try await ids(
+                    .init(startDate: Harness.start.addingTimeInterval(Harness.day), productTypes: [.autoRenewable])
+                ).isEmpty)
+            #expect(
+                try await ids(.init(productTypes: [.consumable], sort: .descending))
+                    == [refundedCoins.transactionId, coins.transactionId])
+            #expect(try await ids(.init(inAppOwnershipType: .familyShared)).isEmpty)
+            await #expect(throws: AppStoreServerAPIError.self) {
+                _ = try await ids(.init(startDate: Harness.start.addingTimeInterval(10), endDate: Harness.start))
+            }
+        }
+    }
+
+    @Test func clientSideRateLimitSpacesRequests() async throws {
+        // A correctness bound (at most the configured rate leaves the client), not a speed claim.
+        let limiter = RateLimiter(requestsPerSecond: 20, burst: 2)
+        let clock = ContinuousClock()
+        let started = clock.now
+        for _ in 0..<8 { try await limiter.acquire() }
+        // 2 may go at once, the other 6 at 50 ms intervals.
+        #expect(clock.now - started >= .milliseconds(290))
+    }
+}

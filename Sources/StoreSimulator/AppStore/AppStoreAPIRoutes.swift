@@ -18,10 +18,16 @@ struct AppStoreAPIRoutes {
         }
         group.get("inApps/v2/history/:transactionId") { request, context in
             let id = context.parameters.get("transactionId") ?? ""
-            let revision = request.uri.queryParameters.get("revision")
-            let descending = request.uri.queryParameters.get("sort") == "DESCENDING"
+            let query = request.uri.queryParameters
+            let revision = query.get("revision")
+            let filter = HistoryFilter(
+                startDate: query.get("startDate", as: Int64.self), endDate: query.get("endDate", as: Int64.self),
+                productIds: query.getAll("productId"), productTypes: query.getAll("productType"),
+                subscriptionGroupIdentifiers: query.getAll("subscriptionGroupIdentifier"),
+                inAppOwnershipType: query.get("inAppOwnershipType"), revoked: query.get("revoked"),
+                descending: query.get("sort") == "DESCENDING")
             return answer(request) { app throws(APIFailure) in
-                try appStore.apiHistory(app: app, transactionId: id, revision: revision, descending: descending)
+                try appStore.apiHistory(app: app, transactionId: id, revision: revision, filter: filter)
             }
         }
         group.get("inApps/v1/subscriptions/:transactionId") { request, context in

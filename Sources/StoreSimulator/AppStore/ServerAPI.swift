@@ -40,15 +40,16 @@ extension AppStoreSimulation {
 
     /// Get Transaction History (v2): the customer's transactions for the app, by revision.
     func apiHistory(
-        app: SimulatedApp, transactionId: String, revision: String?, descending: Bool
+        app: SimulatedApp, transactionId: String, revision: String?, filter: HistoryFilter
     ) throws(APIFailure) -> HistoryResponse {
         let now = clock.now()
+        let matches = try filter.predicate()
         return try apiRead { (state) throws(APIFailure) in
             let record = try state.apiTransaction(transactionId, app: app)
             var all = state.transactions.values
-                .filter { $0.bundleId == app.bundleId && $0.appTransactionId == record.appTransactionId }
+                .filter { $0.bundleId == app.bundleId && $0.appTransactionId == record.appTransactionId && matches($0) }
                 .sorted { ($0.purchaseDate, $0.transactionId) < ($1.purchaseDate, $1.transactionId) }
-            if descending { all.reverse() }
+            if filter.descending { all.reverse() }
             let offset = try Self.apiOffset(revision, code: .invalidRequestRevision)
             let page = all.dropFirst(offset).prefix(Self.apiPageSize)
             var signed: [String] = []
@@ -220,6 +221,67 @@ extension AppStoreSimulation.State {
             return try signer.sign(PayloadBuilder.transaction(record, app: app, signedDate: now))
         } catch {
             throw APIFailure(status: 500, code: .generalInternal, message: "signing failed")
+        }
+    }
+}
+
+/// Get Transaction History's filters, as the query carries them.
+struct HistoryFilter: Sendable {
+    var startDate: Int64?
+    var endDate: Int64?
+    var productIds: [String]
+    var productTypes: [String]
+    var subscriptionGroupIdentifiers: [String]
+    var inAppOwnershipType: String?
+    var revoked: String?
+    var descending: Bool
+
+    /// Which transactions pass, or Apple's 400 for a malformed filter.
+    func predicate() throws(APIFailure) -> @Sendable (TransactionRecord) -> Bool {
+        let types: [String: TransactionType] = [
+            "AUTO_RENEWABLE": .autoRenewableSubscription, "NON_RENEWABLE": .nonRenewingSubscription,
+            "CONSUMABLE": .consumable, "NON_CONSUMABLE": .nonConsumable,
+        ]
+        var wantedTypes: Set<TransactionType> = []
+        for name in productTypes {
+            guard let type = types[name] else {
+                throw APIFailure(status: 400, code: .invalidProductType, message: "Invalid productType \(name)")
+            }
+            wantedTypes.insert(type)
+        }
+        var wantsRevoked: Bool?
+        if let revoked {
+            guard revoked == "true" || revoked == "false" else {
+                throw APIFailure(status: 400, code: .invalidRevoked, message: "revoked must be true or false")
+            }
+            wantsRevoked = revoked == "true"
+        }
+        var ownership: InAppOwnershipType?
+        if let inAppOwnershipType {
+            guard inAppOwnershipType == "PURCHASED" || inAppOwnershipType == "FAMILY_SHARED" else {
+                throw APIFailure(status: 400, code: .invalidInAppOwnershipType, message: "Invalid inAppOwnershipType")
+            }
+            ownership = InAppOwnershipType(rawValue: inAppOwnershipType)
+        }
+        if let startDate, let endDate, startDate > endDate {
+            throw APIFailure(status: 400, code: .startDateAfterEndDate, message: "startDate is after endDate")
+        }
+        let start = startDate.map { Date(timeIntervalSince1970: Double($0) / 1000) }
+        let end = endDate.map { Date(timeIntervalSince1970: Double($0) / 1000) }
+        let products = Set(productIds)
+        let groups = Set(subscriptionGroupIdentifiers)
+        let wanted = wantedTypes
+        let owner = ownership
+        let revokedOnly = wantsRevoked
+        return { record in
+            if let start, record.purchaseDate < start { return false }
+            if let end, record.purchaseDate >= end { return false }
+            if !products.isEmpty, !products.contains(record.productId) { return false }
+            if !wanted.isEmpty, !wanted.contains(record.type) { return false }
+            if !groups.isEmpty, !groups.contains(record.subscriptionGroupIdentifier ?? "") { return false }
+            if let owner, record.ownership != owner { return false }
+            if let revokedOnly, (record.revocation != nil) != revokedOnly { return false }
+            return true
         }
     }
 }
