@@ -94,34 +94,20 @@ public struct ServiceAccountKey: Sendable, CustomStringConvertible {
 }
 
 /// Why a service account JSON key could not be used. Never contains key material.
-public struct ServiceAccountKeyError: Error, Hashable, Sendable, CustomStringConvertible {
-    /// The check that failed.
-    public enum Reason: String, Hashable, Sendable, CaseIterable {
-        /// The file could not be read.
-        case unreadable
-        /// Not a JSON object with string members.
-        case malformedJSON = "malformed-json"
-        /// A required member is absent or empty.
-        case missingField = "missing-field"
-        /// `type` is not `service_account`.
-        case wrongType = "wrong-type"
-        /// `private_key` is not a PEM RSA key (PKCS#8 or PKCS#1) of at least 2048 bits.
-        case invalidPrivateKey = "invalid-private-key"
-        /// `token_uri` is not an http(s) URL.
-        case invalidTokenURI = "invalid-token-uri"
-    }
+public typealias ServiceAccountKeyError = CheckFailure<ServiceAccountKeyErrorReason>
 
-    /// The check that failed.
-    public var reason: Reason
-    /// A one-line explanation (never key material).
-    public var detail: String
-
-    /// Creates an error.
-    public init(_ reason: Reason, _ detail: String) {
-        self.reason = reason
-        self.detail = detail
-    }
-
-    /// `reason: detail`.
-    public var description: String { "\(reason.rawValue): \(detail)" }
+/// The check that failed.
+public enum ServiceAccountKeyErrorReason: String, FailureReason, CaseIterable {
+    /// The file could not be read.
+    case unreadable
+    /// Not a JSON object with string members.
+    case malformedJSON = "malformed-json"
+    /// A required member is absent or empty.
+    case missingField = "missing-field"
+    /// `type` is not `service_account`.
+    case wrongType = "wrong-type"
+    /// `private_key` is not a PEM RSA key (PKCS#8 or PKCS#1) of at least 2048 bits.
+    case invalidPrivateKey = "invalid-private-key"
+    /// `token_uri` is not an http(s) URL.
+    case invalidTokenURI = "invalid-token-uri"
 }

@@ -330,51 +330,39 @@ public final class PushAuthenticator: Sendable {
 }
 
 /// Why a Pub/Sub push request was not authenticated: one reason per check. Never contains the token.
-public struct PushAuthenticationError: Error, Hashable, Sendable, CustomStringConvertible {
-    /// The check that failed.
-    public enum Reason: String, Hashable, Sendable, CaseIterable {
-        /// No `Authorization: Bearer` token.
-        case missingToken = "missing-token"
-        /// Not a well-formed compact JWT (or too long, or lacking `kid`, `exp`, `iat`).
-        case malformedToken = "malformed-token"
-        /// The header's `alg` is not `RS256` (`none`, `HS256`, …).
-        case unsupportedAlgorithm = "unsupported-algorithm"
-        /// The `kid` is not in the JWKS, even after a refresh (or a refresh was not yet allowed).
-        case unknownKey = "unknown-key"
-        /// The signature does not verify with the key named by `kid`.
-        case invalidSignature = "invalid-signature"
-        /// `iss` is not Google's.
-        case wrongIssuer = "wrong-issuer"
-        /// `aud` is not the configured audience.
-        case wrongAudience = "wrong-audience"
-        /// `email` is not the configured push service account.
-        case wrongEmail = "wrong-email"
-        /// `email_verified` is not true.
-        case emailNotVerified = "email-not-verified"
-        /// `exp` is past (beyond the skew).
-        case expired
-        /// `nbf` is in the future (beyond the skew).
-        case notYetValid = "not-yet-valid"
-        /// `iat` is in the future (beyond the skew).
-        case issuedInFuture = "issued-in-future"
-        /// The JWKS could not be fetched. Retryable: the token may well be genuine.
-        case jwksUnavailable = "jwks-unavailable"
-    }
+public typealias PushAuthenticationError = CheckFailure<PushAuthenticationErrorReason>
 
-    /// The check that failed.
-    public var reason: Reason
-    /// A one-line explanation (never the token).
-    public var detail: String
+/// The check that failed.
+public enum PushAuthenticationErrorReason: String, FailureReason, CaseIterable {
+    /// No `Authorization: Bearer` token.
+    case missingToken = "missing-token"
+    /// Not a well-formed compact JWT (or too long, or lacking `kid`, `exp`, `iat`).
+    case malformedToken = "malformed-token"
+    /// The header's `alg` is not `RS256` (`none`, `HS256`, …).
+    case unsupportedAlgorithm = "unsupported-algorithm"
+    /// The `kid` is not in the JWKS, even after a refresh (or a refresh was not yet allowed).
+    case unknownKey = "unknown-key"
+    /// The signature does not verify with the key named by `kid`.
+    case invalidSignature = "invalid-signature"
+    /// `iss` is not Google's.
+    case wrongIssuer = "wrong-issuer"
+    /// `aud` is not the configured audience.
+    case wrongAudience = "wrong-audience"
+    /// `email` is not the configured push service account.
+    case wrongEmail = "wrong-email"
+    /// `email_verified` is not true.
+    case emailNotVerified = "email-not-verified"
+    /// `exp` is past (beyond the skew).
+    case expired
+    /// `nbf` is in the future (beyond the skew).
+    case notYetValid = "not-yet-valid"
+    /// `iat` is in the future (beyond the skew).
+    case issuedInFuture = "issued-in-future"
+    /// The JWKS could not be fetched. Retryable: the token may well be genuine.
+    case jwksUnavailable = "jwks-unavailable"
+}
 
-    /// Creates an error.
-    public init(_ reason: Reason, _ detail: String) {
-        self.reason = reason
-        self.detail = detail
-    }
-
+extension CheckFailure where R == PushAuthenticationErrorReason {
     /// Whether the push may succeed later (answer 5xx so Pub/Sub retries): only a JWKS outage.
     public var isRetryable: Bool { reason == .jwksUnavailable }
-
-    /// `reason: detail`.
-    public var description: String { "\(reason.rawValue): \(detail)" }
 }
