@@ -96,6 +96,8 @@ public final class AppStoreSimulation: Sendable {
         var billingRetryDuration: TimeInterval
         var apiKeys: [String: P256.Signing.PublicKey] = [:]
         var testNotificationTokens: [String: Int] = [:]
+        /// Per bundle id: the app-specific shared secret verifyReceipt checks.
+        var sharedSecrets: [String: String] = [:]
     }
 
     /// The clock lifecycles run on.
