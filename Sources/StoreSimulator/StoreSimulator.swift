@@ -99,8 +99,10 @@ public final class StoreSimulator: Sendable {
         ControlRoutes(clock: clock, faults: faults, endpoints: { [weak self] in self?.endpoints })
             .register(on: router)
         AppStoreControlRoutes(appStore: appStore).register(on: router)
+        AppStoreOfferRoutes(appStore: appStore).register(on: router)
         let stores = router.group().add(middleware: FaultMiddleware(faults: faults))
         AppStoreAPIRoutes(appStore: appStore).register(on: stores)
+        VerifyReceiptRoutes(appStore: appStore).register(on: stores)
         googleIdentity.register(on: stores, baseURL: { [weak self] in self?.endpoints?.baseURL })
         stores.post("ocsp") { [weak self] request, _ -> Response in
             guard let responder = self?.ocspResponder else { throw HTTPError(.serviceUnavailable) }

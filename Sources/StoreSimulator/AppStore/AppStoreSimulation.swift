@@ -104,6 +104,8 @@ public final class AppStoreSimulation: Sendable {
         var extensions: [String: ExtendRenewalDateResponse] = [:]
         /// Mass extensions, by "productId/requestIdentifier".
         var massExtensions: [String: MassExtendRenewalDateStatusResponse] = [:]
+        /// Per bundle id: the app-specific shared secret verifyReceipt checks.
+        var sharedSecrets: [String: String] = [:]
     }
 
     /// The clock lifecycles run on.

@@ -72,9 +72,9 @@ extension AppStoreSimulation.State {
     /// Appends a renewal-like transaction (renewal, recovery, upgrade) to a subscription.
     mutating func extend(
         _ subscription: inout SubscriptionRecord, product: SimulatedProduct, purchaseDate: Date, periodStart: Date,
-        reason: TransactionReason
+        reason: TransactionReason, offer: SimulatedOffer? = nil
     ) throws(AppStoreSimulationError) -> TransactionRecord {
-        guard let period = product.period.flatMap(SubscriptionPeriod.init) else {
+        guard let period = SubscriptionPeriod(offer?.billingPeriod(of: product) ?? product.period ?? "") else {
             throw .invalid("product \(product.productId) has no valid period")
         }
         let original = transactions[subscription.originalTransactionId]
@@ -82,7 +82,8 @@ extension AppStoreSimulation.State {
             product: product, originalTransactionId: subscription.originalTransactionId,
             originalPurchaseDate: original?.originalPurchaseDate, purchaseDate: purchaseDate,
             expiresDate: period.added(to: periodStart), reason: reason, ownership: original?.ownership ?? .purchased,
-            appAccountToken: subscription.appAccountToken, appTransactionId: subscription.appTransactionId)
+            appAccountToken: subscription.appAccountToken, appTransactionId: subscription.appTransactionId,
+            offer: offer)
         subscription.transactionIds.append(record.transactionId)
         subscription.productId = product.productId
         subscription.expiresDate = record.expiresDate ?? subscription.expiresDate

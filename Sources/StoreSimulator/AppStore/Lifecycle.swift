@@ -36,6 +36,9 @@ extension AppStoreSimulation.State {
         case .active where !subscription.autoRenew:
             subscription.phase = .expired(intent: .customerCanceled)
             event = (.expired, .voluntary)
+        case .active where subscription.priceIncrease?.blocksRenewal == true:
+            subscription.phase = .expired(intent: .didNotConsentToPriceIncrease)
+            event = (.expired, .priceIncrease)
         case .active where subscription.billingFails:
             if let days = app.gracePeriodDays, days > 0 {
                 subscription.phase = .gracePeriod(
@@ -49,8 +52,11 @@ extension AppStoreSimulation.State {
         case .active:
             if let product = products[subscription.autoRenewProductId] {
                 let start = subscription.expiresDate
+                let offer = subscription.takeRenewalOffer(at: start)
                 _ = try extend(
-                    &subscription, product: product, purchaseDate: start, periodStart: start, reason: .renewal)
+                    &subscription, product: product, purchaseDate: start, periodStart: start, reason: .renewal,
+                    offer: offer)
+                subscription.priceIncrease = nil
                 event = (.didRenew, nil)
             } else {
                 subscription.phase = .expired(intent: .productUnavailable)

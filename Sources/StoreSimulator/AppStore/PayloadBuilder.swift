@@ -59,6 +59,7 @@ enum PayloadBuilder {
             expirationIntent = intent
             renewalDate = nil
         }
+        let offer = subscription.nextRenewalOffer
         return JWSRenewalInfo(
             appAccountToken: subscription.appAccountToken?.uuidString.lowercased(),
             appTransactionId: subscription.appTransactionId,
@@ -69,11 +70,16 @@ enum PayloadBuilder {
             expirationIntent: expirationIntent,
             gracePeriodExpiresDate: gracePeriodExpiresDate,
             isInBillingRetryPeriod: inBillingRetry,
+            offerDiscountType: offer?.discountType,
+            offerIdentifier: offer?.identifier,
+            offerPeriod: offer?.period,
+            offerType: offer?.type,
             originalTransactionId: subscription.originalTransactionId,
+            priceIncreaseStatus: subscription.priceIncrease?.status,
             productId: subscription.productId,
             recentSubscriptionStartDate: subscription.recentSubscriptionStartDate,
             renewalDate: renewalDate,
-            renewalPrice: renewalProduct?.price,
+            renewalPrice: offer?.price ?? renewalProduct?.price,
             signedDate: signedDate
         )
     }

@@ -76,6 +76,13 @@ struct SubscriptionRecord: Sendable, Hashable {
     var transactionIds: [String]
     /// The latest event's date: events are never signed earlier than this.
     var lastEventDate: Date
+    /// An offer redeemed for the next renewal (`OFFER_REDEEMED` without subtype, or `DOWNGRADE`).
+    var pendingOffer: SimulatedOffer?
+    /// A pay-as-you-go offer in progress: renewals before `runningOfferEnds` carry it.
+    var runningOffer: SimulatedOffer?
+    var runningOfferEnds: Date?
+    /// A price increase announced for the next renewal.
+    var priceIncrease: PriceIncreaseRecord?
 
     var latestTransactionId: String { transactionIds.last ?? originalTransactionId }
 }
@@ -86,4 +93,6 @@ struct CustomerRecord: Sendable, Hashable {
     var appAccountToken: UUID?
     /// Per bundle id.
     var appTransactionIds: [String: String] = [:]
+    /// One-time purchases (consumables, non-consumables, non-renewing subscriptions), oldest first.
+    var oneTimeTransactionIds: [String] = []
 }

@@ -11,71 +11,89 @@ extension AppStoreSimulation {
         ownership: InAppOwnershipType = .purchased
     ) throws(AppStoreSimulationError) -> PurchaseResult {
         try mutate { (state, now) throws(AppStoreSimulationError) -> PurchaseResult in
-            guard let product = state.products[productId] else { throw .unknownProduct(productId) }
-            guard let app = state.apps[product.bundleId] else { throw .unknownApp(product.bundleId) }
-            var customerRecord = state.customers[customer] ?? CustomerRecord()
-            if customerRecord.appAccountToken == nil { customerRecord.appAccountToken = appAccountToken }
-            let token = appAccountToken ?? customerRecord.appAccountToken
-            let appTransactionId = customerRecord.appTransactionIds[app.bundleId] ?? state.ids.appTransactionId()
-            customerRecord.appTransactionIds[app.bundleId] = appTransactionId
-            state.customers[customer] = customerRecord
-
-            guard product.kind == .autoRenewable else {
-                let record = state.newTransaction(
-                    product: product, originalTransactionId: nil, originalPurchaseDate: nil, purchaseDate: now,
-                    expiresDate: nil, reason: .purchase, ownership: ownership, appAccountToken: token,
-                    appTransactionId: appTransactionId, offer: offer)
-                try state.emit(
-                    .oneTimeCharge, nil, bundleId: app.bundleId, transactionId: record.transactionId,
-                    subscriptionId: nil, at: now)
-                return PurchaseResult(originalTransactionId: record.transactionId, transactionId: record.transactionId)
-            }
-
-            guard let group = product.subscriptionGroupIdentifier,
-                let period = SubscriptionPeriod(offer?.period ?? product.period ?? "")
-            else { throw .invalid("product \(productId) has no group or valid period") }
-            let existing = state.subscriptions.values.first {
-                $0.customerId == customer && $0.bundleId == app.bundleId && $0.groupId == group
-            }
-            if let existing {
-                switch existing.phase {
-                case .expired, .revoked: break
-                default: throw .alreadySubscribed(originalTransactionId: existing.originalTransactionId)
-                }
-            }
-            let original = existing.flatMap { state.transactions[$0.originalTransactionId] }
-            let record = state.newTransaction(
-                product: product, originalTransactionId: existing?.originalTransactionId,
-                originalPurchaseDate: original?.originalPurchaseDate, purchaseDate: now,
-                expiresDate: period.added(to: now), reason: .purchase, ownership: ownership, appAccountToken: token,
-                appTransactionId: appTransactionId, offer: offer)
-            var subscription =
-                existing
-                ?? SubscriptionRecord(
-                    originalTransactionId: record.originalTransactionId, bundleId: app.bundleId,
-                    customerId: customer, appAccountToken: token, appTransactionId: appTransactionId, groupId: group,
-                    productId: productId, autoRenewProductId: productId, expiresDate: now,
-                    recentSubscriptionStartDate: now, transactionIds: [], lastEventDate: now)
-            subscription.phase = .active
-            subscription.phaseBeforeRevocation = nil
-            subscription.autoRenew = true
-            subscription.billingFails = false
-            subscription.productId = productId
-            subscription.autoRenewProductId = productId
-            subscription.expiresDate = record.expiresDate ?? now
-            subscription.recentSubscriptionStartDate = now
-            subscription.transactionIds.append(record.transactionId)
-            subscription.lastEventDate = max(now, subscription.lastEventDate)
-            subscription.appAccountToken = token ?? subscription.appAccountToken
-            state.subscriptions[subscription.originalTransactionId] = subscription
-            try state.emit(
-                .subscribed, existing == nil ? .initialBuy : .resubscribe, bundleId: app.bundleId,
-                transactionId: record.transactionId, subscriptionId: subscription.originalTransactionId, at: now)
-            return PurchaseResult(
-                originalTransactionId: subscription.originalTransactionId, transactionId: record.transactionId)
+            try state.purchase(
+                customer: customer, product: productId, appAccountToken: appAccountToken, offer: offer,
+                ownership: ownership, inApp: true, at: now)
         }
     }
+}
 
+extension AppStoreSimulation.State {
+    /// A purchase now. `inApp` false is a purchase made in the App Store (an offer code): the
+    /// transaction carries no `appAccountToken`.
+    mutating func purchase(
+        customer: String, product productId: String, appAccountToken: UUID?, offer: SimulatedOffer?,
+        ownership: InAppOwnershipType, inApp: Bool, at now: Date
+    ) throws(AppStoreSimulationError) -> AppStoreSimulation.PurchaseResult {
+        guard let product = products[productId] else { throw .unknownProduct(productId) }
+        guard let app = apps[product.bundleId] else { throw .unknownApp(product.bundleId) }
+        var customerRecord = customers[customer] ?? CustomerRecord()
+        if customerRecord.appAccountToken == nil, inApp { customerRecord.appAccountToken = appAccountToken }
+        let token = inApp ? appAccountToken ?? customerRecord.appAccountToken : nil
+        let appTransactionId = customerRecord.appTransactionIds[app.bundleId] ?? ids.appTransactionId()
+        customerRecord.appTransactionIds[app.bundleId] = appTransactionId
+        customers[customer] = customerRecord
+
+        guard product.kind == .autoRenewable else {
+            let record = newTransaction(
+                product: product, originalTransactionId: nil, originalPurchaseDate: nil, purchaseDate: now,
+                expiresDate: nil, reason: .purchase, ownership: ownership, appAccountToken: token,
+                appTransactionId: appTransactionId, offer: offer)
+            customers[customer]?.oneTimeTransactionIds.append(record.transactionId)
+            try emit(
+                .oneTimeCharge, nil, bundleId: app.bundleId, transactionId: record.transactionId,
+                subscriptionId: nil, at: now)
+            return AppStoreSimulation.PurchaseResult(
+                originalTransactionId: record.transactionId, transactionId: record.transactionId)
+        }
+
+        guard let group = product.subscriptionGroupIdentifier,
+            let period = SubscriptionPeriod(offer?.billingPeriod(of: product) ?? product.period ?? "")
+        else { throw .invalid("product \(productId) has no group or valid period") }
+        let existing = subscriptions.values.first {
+            $0.customerId == customer && $0.bundleId == app.bundleId && $0.groupId == group
+        }
+        if let existing {
+            switch existing.phase {
+            case .expired, .revoked: break
+            default: throw .alreadySubscribed(originalTransactionId: existing.originalTransactionId)
+            }
+        }
+        let original = existing.flatMap { transactions[$0.originalTransactionId] }
+        let record = newTransaction(
+            product: product, originalTransactionId: existing?.originalTransactionId,
+            originalPurchaseDate: original?.originalPurchaseDate, purchaseDate: now,
+            expiresDate: period.added(to: now), reason: .purchase, ownership: ownership, appAccountToken: token,
+            appTransactionId: appTransactionId, offer: offer)
+        var subscription =
+            existing
+            ?? SubscriptionRecord(
+                originalTransactionId: record.originalTransactionId, bundleId: app.bundleId,
+                customerId: customer, appAccountToken: token, appTransactionId: appTransactionId, groupId: group,
+                productId: productId, autoRenewProductId: productId, expiresDate: now,
+                recentSubscriptionStartDate: now, transactionIds: [], lastEventDate: now)
+        subscription.phase = .active
+        subscription.phaseBeforeRevocation = nil
+        subscription.autoRenew = true
+        subscription.billingFails = false
+        subscription.productId = productId
+        subscription.autoRenewProductId = productId
+        subscription.expiresDate = record.expiresDate ?? now
+        subscription.recentSubscriptionStartDate = now
+        subscription.transactionIds.append(record.transactionId)
+        subscription.lastEventDate = max(now, subscription.lastEventDate)
+        subscription.appAccountToken = token ?? subscription.appAccountToken
+        subscription.startOffer(offer, at: now)
+        subscriptions[subscription.originalTransactionId] = subscription
+        try emit(
+            .subscribed, existing == nil ? .initialBuy : .resubscribe, bundleId: app.bundleId,
+            transactionId: record.transactionId, subscriptionId: subscription.originalTransactionId, at: now)
+        return AppStoreSimulation.PurchaseResult(
+            originalTransactionId: subscription.originalTransactionId, transactionId: record.transactionId)
+    }
+}
+
+extension AppStoreSimulation {
     /// Turns auto-renew on or off (`DID_CHANGE_RENEWAL_STATUS` `AUTO_RENEW_ENABLED`/`AUTO_RENEW_DISABLED`);
     /// no notification when it is already so.
     public func setAutoRenew(_ originalTransactionId: String, on: Bool) throws(AppStoreSimulationError) {
