@@ -282,3 +282,23 @@ extension AppStoreAPIClientTests {
         #expect(clock.now - started >= .milliseconds(290))
     }
 }
+
+extension AppStoreAPIClientTests {
+    @available(*, deprecated, message: "exercises Apple's deprecated Send Consumption Information V1")
+    @Test func deprecatedConsumptionV1IsStillSent() async throws {
+        try await Harness.run { h in
+            let api = try client(h).api
+            let coins = try h.appStore.purchase(customer: "io", product: "coins.100")
+            try await api.sendConsumptionInformationV1(
+                originalTransactionId: coins.originalTransactionId,
+                ConsumptionRequestV1(
+                    customerConsented: true, consumptionStatus: 1, platform: 1, sampleContentProvided: false,
+                    deliveryStatus: 0, accountTenure: 0, playTime: 0, lifetimeDollarsRefunded: 0,
+                    lifetimeDollarsPurchased: 1, userStatus: 1, refundPreference: 0))
+            await #expect(throws: AppStoreServerAPIError.self) {
+                try await api.sendConsumptionInformationV1(
+                    originalTransactionId: "2000009999999999", ConsumptionRequestV1(customerConsented: true))
+            }
+        }
+    }
+}
