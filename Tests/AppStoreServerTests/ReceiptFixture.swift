@@ -1,6 +1,8 @@
 import Foundation
 import SwiftASN1
 
+@testable import StoreSimulator
+
 /// App receipts built in the tests: DER with SwiftASN1's serializer, BER (indefinite lengths, chunked
 /// OCTET STRINGs) with ``TLV``. Values mirror Apple's format: each attribute's value is an OCTET
 /// STRING holding a DER UTF8String, IA5String or INTEGER.
@@ -25,16 +27,15 @@ enum ReceiptFixture {
             originalTransactionId: "2000000100000003", purchaseDate: "2024-01-20T08:30:00.250Z", quantity: 5),
     ]
 
-    static let signedDataOID: ASN1ObjectIdentifier = [1, 2, 840, 113_549, 1, 7, 2]
-    static let dataOID: ASN1ObjectIdentifier = [1, 2, 840, 113_549, 1, 7, 1]
-    static let sha256OID: ASN1ObjectIdentifier = [2, 16, 840, 1, 101, 3, 4, 2, 1]
+    // DER building is the store simulator's receipt minter's; the fixture adds BER and bad inputs.
+    static let signedDataOID = ReceiptMinter.signedDataOID
+    static let dataOID = ReceiptMinter.dataOID
+    static let sha256OID = ReceiptMinter.sha256OID
 
     // MARK: - Attribute values (DER, as Apple writes them)
 
     static func der(_ body: (inout DER.Serializer) throws -> Void) -> [UInt8] {
-        var serializer = DER.Serializer()
-        try! body(&serializer)
-        return serializer.serializedBytes
+        (try? ReceiptMinter.der(body)) ?? []
     }
 
     static func utf8(_ text: String) -> [UInt8] { der { try $0.serialize(ASN1UTF8String(text)) } }
@@ -58,17 +59,7 @@ enum ReceiptFixture {
     // MARK: - DER receipts (SwiftASN1's serializer)
 
     static func derAttributeSet(_ attributes: [(Int64, [UInt8])]) -> [UInt8] {
-        der { serializer in
-            try serializer.appendConstructedNode(identifier: .set) { set in
-                for (type, value) in attributes {
-                    try set.appendConstructedNode(identifier: .sequence) { sequence in
-                        try sequence.serialize(type)
-                        try sequence.serialize(Int64(1))
-                        try sequence.serialize(ASN1OctetString(contentBytes: value[...]))
-                    }
-                }
-            }
-        }
+        (try? ReceiptMinter.attributeSet(attributes)) ?? []
     }
 
     static func payloadAttributes(
@@ -87,28 +78,7 @@ enum ReceiptFixture {
     /// A complete DER `ContentInfo`/`SignedData` around `payload` (no certificates, an empty
     /// signature: the parser does not read them).
     static func derEnvelope(payload: [UInt8], contentType: ASN1ObjectIdentifier = signedDataOID) -> [UInt8] {
-        der { serializer in
-            try serializer.appendConstructedNode(identifier: .sequence) { contentInfo in
-                try contentInfo.serialize(contentType)
-                try contentInfo.serialize(explicitlyTaggedWithTagNumber: 0, tagClass: .contextSpecific) { explicit in
-                    try explicit.appendConstructedNode(identifier: .sequence) { signedData in
-                        try signedData.serialize(Int64(1))
-                        try signedData.appendConstructedNode(identifier: .set) { algorithms in
-                            try algorithms.appendConstructedNode(identifier: .sequence) { algorithm in
-                                try algorithm.serialize(sha256OID)
-                            }
-                        }
-                        try signedData.appendConstructedNode(identifier: .sequence) { encapsulated in
-                            try encapsulated.serialize(dataOID)
-                            try encapsulated.serialize(explicitlyTaggedWithTagNumber: 0, tagClass: .contextSpecific) {
-                                try $0.serialize(ASN1OctetString(contentBytes: payload[...]))
-                            }
-                        }
-                        signedData.appendConstructedNode(identifier: .set) { _ in }
-                    }
-                }
-            }
-        }
+        (try? ReceiptMinter.envelope(payload: payload, contentType: contentType)) ?? []
     }
 
     static func derReceipt(

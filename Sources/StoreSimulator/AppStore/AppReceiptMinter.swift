@@ -99,11 +99,12 @@ enum ReceiptMinter {
         }
     }
 
-    /// `ContentInfo { signedData, SignedData { 1, {sha256}, {data, payload}, {} } }`.
-    static func envelope(payload: [UInt8]) throws -> [UInt8] {
+    /// `ContentInfo { signedData, SignedData { 1, {sha256}, {data, payload}, {} } }` (tests build
+    /// malformed receipts with another `contentType`).
+    static func envelope(payload: [UInt8], contentType: ASN1ObjectIdentifier = signedDataOID) throws -> [UInt8] {
         try der { serializer in
             try serializer.appendConstructedNode(identifier: .sequence) { contentInfo in
-                try contentInfo.serialize(signedDataOID)
+                try contentInfo.serialize(contentType)
                 try contentInfo.serialize(explicitlyTaggedWithTagNumber: 0, tagClass: .contextSpecific) { explicit in
                     try explicit.appendConstructedNode(identifier: .sequence) { signedData in
                         try signedData.serialize(Int64(1))

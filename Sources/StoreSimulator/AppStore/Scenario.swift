@@ -242,19 +242,13 @@ extension AppStoreSimulation {
             guard var record = state.transactions[transactionId] else { throw .unknownTransaction(transactionId) }
             guard record.revocation == nil else { throw .invalid("transaction \(transactionId) is already refunded") }
             let percentage = min(max(revocationPercentage ?? 100_000, 0), 100_000)
-            record.revocation = RevocationRecord(
-                date: now, reason: reason, type: percentage >= 100_000 ? .refundFull : .refundProrated,
-                percentage: percentage)
             record.refundRequested = false
-            state.transactions[transactionId] = record
-            let subscriptionId = state.touchSubscription(of: record, at: now) { subscription in
-                guard subscription.latestTransactionId == transactionId, subscription.phase != .revoked else { return }
-                subscription.phaseBeforeRevocation = subscription.phase
-                subscription.phase = .revoked
-            }
-            try state.emit(
-                .refund, nil, bundleId: record.bundleId, transactionId: transactionId, subscriptionId: subscriptionId,
-                at: now)
+            try state.revoke(
+                record,
+                RevocationRecord(
+                    date: now, reason: reason, type: percentage >= 100_000 ? .refundFull : .refundProrated,
+                    percentage: percentage),
+                announcing: .refund, at: now)
         }
     }
 
@@ -311,21 +305,14 @@ extension AppStoreSimulation {
     /// `revocationType` `FAMILY_REVOKE` and a subscription is revoked (status 5).
     public func revokeFamilySharing(transactionId: String) throws(AppStoreSimulationError) {
         try mutate { (state, now) throws(AppStoreSimulationError) in
-            guard var record = state.transactions[transactionId] else { throw .unknownTransaction(transactionId) }
+            guard let record = state.transactions[transactionId] else { throw .unknownTransaction(transactionId) }
             guard record.ownership == .familyShared else {
                 throw .invalid("transaction \(transactionId) is not family shared")
             }
             guard record.revocation == nil else { throw .invalid("transaction \(transactionId) is already revoked") }
-            record.revocation = RevocationRecord(date: now, reason: .other, type: .familyRevoke, percentage: 100_000)
-            state.transactions[transactionId] = record
-            let subscriptionId = state.touchSubscription(of: record, at: now) { subscription in
-                guard subscription.latestTransactionId == transactionId, subscription.phase != .revoked else { return }
-                subscription.phaseBeforeRevocation = subscription.phase
-                subscription.phase = .revoked
-            }
-            try state.emit(
-                .revoke, nil, bundleId: record.bundleId, transactionId: transactionId, subscriptionId: subscriptionId,
-                at: now)
+            try state.revoke(
+                record, RevocationRecord(date: now, reason: .other, type: .familyRevoke, percentage: 100_000),
+                announcing: .revoke, at: now)
         }
     }
 
@@ -360,5 +347,28 @@ extension AppStoreSimulation.State {
         subscription.lastEventDate = max(now, subscription.lastEventDate)
         subscriptions[record.originalTransactionId] = subscription
         return subscription.originalTransactionId
+    }
+}
+
+extension AppStoreSimulation.State {
+    /// Revokes a transaction (refund, Family Sharing revoke): records the revocation, revokes the
+    /// subscription when it is its latest transaction, and announces it with `notificationType`.
+    mutating func revoke(
+        _ transaction: TransactionRecord, _ revocation: RevocationRecord, announcing notificationType: NotificationType,
+        at now: Date
+    ) throws(AppStoreSimulationError) {
+        var record = transaction
+        record.revocation = revocation
+        transactions[record.transactionId] = record
+        let subscriptionId = touchSubscription(of: record, at: now) { subscription in
+            guard subscription.latestTransactionId == record.transactionId, subscription.phase != .revoked else {
+                return
+            }
+            subscription.phaseBeforeRevocation = subscription.phase
+            subscription.phase = .revoked
+        }
+        try emit(
+            notificationType, nil, bundleId: record.bundleId, transactionId: record.transactionId,
+            subscriptionId: subscriptionId, at: now)
     }
 }
