@@ -26,6 +26,7 @@ echo "== receipt-fuzzer"
 swiftc -module-name ReceiptFuzzer -parse-as-library -swift-version 6 -O -g -sanitize="$sanitizers" \
     -enable-upcoming-feature ExistentialAny -enable-upcoming-feature InternalImportsByDefault \
     -use-ld=lld -I "$out" -L "$out" -lSwiftASN1 \
-    "$root"/Sources/AppStoreServer/Receipts/*.swift "$root/Fuzz/ReceiptFuzzer/FuzzEntry.swift" \
+    "$root"/Sources/StoreCore/*.swift "$root"/Sources/AppStoreServer/Receipts/*.swift \
+    "$root/Fuzz/ReceiptFuzzer/FuzzEntry.swift" \
     -o "$out/receipt-fuzzer"
 echo "built $out/receipt-fuzzer"
