@@ -517,22 +517,12 @@ struct Harness {
 }
 
 @Suite struct AppStoreControlAPITests {
-    func post(_ url: String, _ json: String) async throws -> (status: Int, body: [String: Any]) {
-        var request = HTTPClientRequest(url: url)
-        request.method = .POST
-        request.headers.add(name: "Content-Type", value: "application/json")
-        request.body = .bytes(ByteBuffer(string: json))
-        let response = try await HTTPClient.shared.execute(request, timeout: .seconds(10))
-        let body = try await response.body.collect(upTo: 1 << 20)
-        let object = (try? JSONSerialization.jsonObject(with: Data(buffer: body))) as? [String: Any] ?? [:]
-        return (Int(response.status.code), object)
+    func post(_ url: String, _ json: String) async throws -> HTTPResult {
+        try await loopbackRequest(.POST, url, json: json)
     }
 
-    func get(_ url: String) async throws -> (status: Int, body: [String: Any]) {
-        let response = try await HTTPClient.shared.execute(HTTPClientRequest(url: url), timeout: .seconds(10))
-        let body = try await response.body.collect(upTo: 1 << 20)
-        let object = (try? JSONSerialization.jsonObject(with: Data(buffer: body))) as? [String: Any] ?? [:]
-        return (Int(response.status.code), object)
+    func get(_ url: String) async throws -> HTTPResult {
+        try await loopbackRequest(.GET, url)
     }
 
     @Test func scenarioOverHTTP() async throws {
@@ -605,13 +595,8 @@ struct TestAPIKey: AppStoreAPIAuthorization {
             authorization: key, verifier: h.verifier)
     }
 
-    func get(_ url: String, token: String?) async throws -> (status: Int, body: [String: Any]) {
-        var request = HTTPClientRequest(url: url)
-        if let token { request.headers.add(name: "Authorization", value: "Bearer \(token)") }
-        let response = try await HTTPClient.shared.execute(request, timeout: .seconds(10))
-        let body = try await response.body.collect(upTo: 1 << 20)
-        let object = (try? JSONSerialization.jsonObject(with: Data(buffer: body))) as? [String: Any] ?? [:]
-        return (Int(response.status.code), object)
+    func get(_ url: String, token: String?) async throws -> HTTPResult {
+        try await loopbackRequest(.GET, url, bearer: token)
     }
 
     @Test func transactionsHistoryAndStatusesThroughTheRealClient() async throws {

@@ -25,29 +25,10 @@ import Testing
 }
 
 @Suite struct SimulatorServerTests {
-    struct HTTPResult {
-        var status: Int
-        var headers: [String: String]
-        var body: [String: Any]
-    }
-
     func request(
         _ method: HTTPMethod, _ url: String, json: String? = nil, bytes: [UInt8]? = nil
     ) async throws -> HTTPResult {
-        var request = HTTPClientRequest(url: url)
-        request.method = method
-        if let json {
-            request.headers.add(name: "Content-Type", value: "application/json")
-            request.body = .bytes(ByteBuffer(string: json))
-        } else if let bytes {
-            request.body = .bytes(ByteBuffer(bytes: bytes))
-        }
-        let response = try await HTTPClient.shared.execute(request, timeout: .seconds(10))
-        let body = try await response.body.collect(upTo: 1 << 20)
-        let object = (try? JSONSerialization.jsonObject(with: Data(buffer: body))) as? [String: Any] ?? [:]
-        var headers: [String: String] = [:]
-        for header in response.headers { headers[header.name.lowercased()] = header.value }
-        return HTTPResult(status: Int(response.status.code), headers: headers, body: object)
+        try await loopbackRequest(method, url, json: json, bytes: bytes)
     }
 
     @Test func controlAPIDrivesTheClock() async throws {

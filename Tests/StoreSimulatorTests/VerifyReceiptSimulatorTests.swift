@@ -15,15 +15,8 @@ import Testing
                 retryPolicy: VerifyReceiptRetryPolicy()))
     }
 
-    func post(_ url: String, _ json: String) async throws -> (status: Int, body: [String: Any]) {
-        var request = HTTPClientRequest(url: url)
-        request.method = .POST
-        request.headers.add(name: "Content-Type", value: "application/json")
-        request.body = .bytes(ByteBuffer(string: json))
-        let response = try await HTTPClient.shared.execute(request, timeout: .seconds(10))
-        let body = try await response.body.collect(upTo: 1 << 20)
-        let object = (try? JSONSerialization.jsonObject(with: Data(buffer: body))) as? [String: Any] ?? [:]
-        return (Int(response.status.code), object)
+    func post(_ url: String, _ json: String) async throws -> HTTPResult {
+        try await loopbackRequest(.POST, url, json: json)
     }
 
     @Test func sandboxReceiptIsRedirectedFromProductionAndVerified() async throws {
