@@ -1,0 +1,103 @@
+public import Foundation
+
+/// Everything an app needs to know about a customer, at one moment: the answer to "what may this
+/// customer use right now?".
+public struct CustomerView: Sendable, Hashable, Codable {
+    public var customerID: CustomerID
+    public var appAccountToken: UUID
+    /// The moment the view was computed for.
+    public var asOf: Date
+    public var entitlements: [EntitlementView]
+    public var subscriptions: [PurchaseView]
+    public var oneTimePurchases: [PurchaseView]
+    public var balances: [String: Int]
+
+    public init(
+        customer: Customer, purchases: [Purchase], balances: [String: Int], catalog: Catalog, at now: Date
+    ) {
+        customerID = customer.id
+        appAccountToken = customer.appAccountToken
+        asOf = now
+        let views = purchases.sorted { $0.key < $1.key }.map { PurchaseView($0, at: now) }
+        subscriptions = views.filter { $0.kind == .subscription }
+        oneTimePurchases = views.filter { $0.kind != .subscription }
+        self.balances = balances
+        entitlements = Self.entitlements(of: purchases, catalog: catalog, at: now)
+    }
+
+    /// The union of what the customer's purchases grant; where several grant one entitlement,
+    /// an active one that lasts longest is shown (owned for good beats any expiry).
+    static func entitlements(of purchases: [Purchase], catalog: Catalog, at now: Date) -> [EntitlementView] {
+        var best: [String: EntitlementView] = [:]
+        for purchase in purchases {
+            guard let product = catalog.product(purchase.productID, in: purchase.key.store) else { continue }
+            for name in product.entitlements {
+                let candidate = EntitlementView(name: name, purchase: purchase, at: now)
+                if let current = best[name], !candidate.isBetter(than: current) { continue }
+                best[name] = candidate
+            }
+        }
+        return best.values.sorted { $0.name < $1.name }
+    }
+}
+
+/// One entitlement of a customer and the purchase behind it.
+public struct EntitlementView: Sendable, Hashable, Codable {
+    public var name: String
+    public var active: Bool
+    /// When access ends (nil: owned for good, or not active).
+    public var expiresAt: Date?
+    public var productID: String
+    public var store: Store
+    public var purchaseID: String
+    public var state: SubscriptionState
+
+    init(name: String, purchase: Purchase, at now: Date) {
+        self.name = name
+        active = purchase.grantsAccess(at: now)
+        expiresAt = active ? purchase.accessEnds(at: now) : (purchase.gracePeriodExpiresAt ?? purchase.expiresAt)
+        productID = purchase.productID
+        store = purchase.key.store
+        purchaseID = purchase.key.id
+        state = purchase.state
+    }
+
+    func isBetter(than other: EntitlementView) -> Bool {
+        if active != other.active { return active }
+        switch (expiresAt, other.expiresAt) {
+        case (nil, nil): return purchaseID < other.purchaseID
+        case (nil, _): return active
+        case (_, nil): return !other.active
+        case (let mine?, let theirs?): return mine != theirs ? mine > theirs : purchaseID < other.purchaseID
+        }
+    }
+}
+
+/// A purchase as the customer view shows it.
+public struct PurchaseView: Sendable, Hashable, Codable {
+    public var store: Store
+    public var purchaseID: String
+    public var productID: String
+    public var kind: ProductKind
+    public var state: SubscriptionState
+    public var active: Bool
+    public var expiresAt: Date?
+    public var gracePeriodExpiresAt: Date?
+    public var autoRenew: Bool?
+    public var ownership: Ownership
+    public var environment: String
+
+    init(_ purchase: Purchase, at now: Date) {
+        store = purchase.key.store
+        purchaseID = purchase.key.id
+        productID = purchase.productID
+        kind = purchase.kind
+        state = purchase.state
+        active = purchase.grantsAccess(at: now)
+        expiresAt = purchase.expiresAt
+        gracePeriodExpiresAt = purchase.gracePeriodExpiresAt
+        autoRenew = purchase.autoRenew
+        ownership = purchase.ownership
+        environment = purchase.environment
+    }
+}

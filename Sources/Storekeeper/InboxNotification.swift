@@ -1,0 +1,43 @@
+public import Foundation
+
+/// A store notification as received, kept durably before the store gets its 2xx and processed
+/// separately (DESIGN.md, "Durability").
+public struct InboxNotification: Sendable, Hashable, Codable {
+    public var store: Store
+    /// `notificationUUID` (App Store) or Pub/Sub `messageId` (Google Play); unique per store.
+    public var dedupeKey: String
+    /// The request body exactly as received.
+    public var body: Data
+    public var receivedAt: Date
+    public var status: Status
+    public var attempts: Int
+    /// When processing is next due (pending and failed notifications).
+    public var nextAttemptAt: Date?
+    /// Why the last attempt failed.
+    public var lastError: String?
+    public var processedAt: Date?
+
+    public enum Status: String, Sendable, Hashable, Codable, CaseIterable {
+        /// Stored, not yet processed.
+        case pending
+        /// Applied (or found to need nothing).
+        case processed
+        /// The last attempt failed; retried at `nextAttemptAt`.
+        case failed
+    }
+
+    public init(
+        store: Store, dedupeKey: String, body: Data, receivedAt: Date, status: Status = .pending, attempts: Int = 0,
+        nextAttemptAt: Date? = nil, lastError: String? = nil, processedAt: Date? = nil
+    ) {
+        self.store = store
+        self.dedupeKey = dedupeKey
+        self.body = body
+        self.receivedAt = receivedAt
+        self.status = status
+        self.attempts = attempts
+        self.nextAttemptAt = nextAttemptAt ?? receivedAt
+        self.lastError = lastError
+        self.processedAt = processedAt
+    }
+}

@@ -1,0 +1,79 @@
+public import Foundation
+
+/// How the customer came to own a purchase.
+public enum Ownership: String, Sendable, Hashable, Codable {
+    case purchased
+    /// Shared by a family member (App Store Family Sharing); revoked when the purchaser stops sharing.
+    case familyShared = "family_shared"
+}
+
+/// One store-side thing a customer owns (DESIGN.md, "Purchase"), as last observed.
+public struct Purchase: Sendable, Hashable, Codable {
+    public var key: PurchaseKey
+    /// The customer it is linked to; nil while nobody has claimed it.
+    public var customerID: CustomerID?
+    public var productID: String
+    public var kind: ProductKind
+    /// The store's environment name (`Production`, `Sandbox`; Google: `production`, `test`).
+    public var environment: String
+    /// The normalized state. One-time purchases use `active` (owned), `pending` and `revoked`.
+    public var state: SubscriptionState
+    public var expiresAt: Date?
+    public var gracePeriodExpiresAt: Date?
+    public var autoRenew: Bool?
+    public var ownership: Ownership
+    public var quantity: Int
+    /// The customer's id as the store knows it (`appAccountToken` / `obfuscatedExternalAccountId`),
+    /// used to link a purchase whose customer was unknown when it arrived.
+    public var accountHint: String?
+    /// The purchase this one replaced (Google: `linkedPurchaseToken`).
+    public var replaces: PurchaseKey?
+    /// When the facts now applied were true: the ordering key (DESIGN.md, "Ordering").
+    public var observedAt: Date
+    /// Whether the store still waits for an acknowledgement (Google: refunded after 3 days).
+    public var needsAcknowledgement: Bool
+
+    public init(
+        key: PurchaseKey, customerID: CustomerID? = nil, productID: String, kind: ProductKind,
+        environment: String, state: SubscriptionState, expiresAt: Date? = nil, gracePeriodExpiresAt: Date? = nil,
+        autoRenew: Bool? = nil, ownership: Ownership = .purchased, quantity: Int = 1, accountHint: String? = nil,
+        replaces: PurchaseKey? = nil, observedAt: Date, needsAcknowledgement: Bool = false
+    ) {
+        self.key = key
+        self.customerID = customerID
+        self.productID = productID
+        self.kind = kind
+        self.environment = environment
+        self.state = state
+        self.expiresAt = expiresAt
+        self.gracePeriodExpiresAt = gracePeriodExpiresAt
+        self.autoRenew = autoRenew
+        self.ownership = ownership
+        self.quantity = quantity
+        self.accountHint = accountHint
+        self.replaces = replaces
+        self.observedAt = observedAt
+        self.needsAcknowledgement = needsAcknowledgement
+    }
+
+    /// Whether the purchase grants access at `now`, decided against `now` every time.
+    public func grantsAccess(at now: Date) -> Bool {
+        switch kind {
+        case .subscription:
+            return subscriptionAccess.grantsAccess(at: now)
+        case .nonConsumable, .consumable, .nonRenewingSubscription:
+            guard state == .active else { return false }
+            guard let expiresAt else { return true }
+            return now < expiresAt
+        }
+    }
+
+    /// Until when access lasts, if granted at `now` (nil for a one-time purchase owned for good).
+    public func accessEnds(at now: Date) -> Date? {
+        kind == .subscription ? subscriptionAccess.accessEnds(at: now) : (grantsAccess(at: now) ? expiresAt : nil)
+    }
+
+    var subscriptionAccess: SubscriptionAccess {
+        SubscriptionAccess(state: state, expiresAt: expiresAt, gracePeriodExpiresAt: gracePeriodExpiresAt)
+    }
+}

@@ -1,0 +1,114 @@
+public import Foundation
+
+/// What a store said about one purchase at one moment, in store-neutral terms. Each store's
+/// mapping produces these; ``Purchase/applying(_:)`` is the only way they change a purchase.
+///
+/// A fact is a whole snapshot of the purchase as of ``observedAt`` (Apple: the payload's
+/// `signedDate`; Google: when the state was fetched from the API), so applying only newer facts
+/// makes the result independent of delivery order and repetition.
+public struct PurchaseFact: Sendable, Hashable, Codable {
+    public var key: PurchaseKey
+    public var productID: String
+    public var kind: ProductKind
+    public var environment: String
+    public var state: SubscriptionState
+    public var expiresAt: Date?
+    public var gracePeriodExpiresAt: Date?
+    public var autoRenew: Bool?
+    public var ownership: Ownership
+    public var quantity: Int
+    public var accountHint: String?
+    public var replaces: PurchaseKey?
+    public var observedAt: Date
+    public var needsAcknowledgement: Bool
+    /// Billing events the fact reports (each one is merged, never removed).
+    public var transactions: [TransactionFact]
+
+    public init(
+        key: PurchaseKey, productID: String, kind: ProductKind, environment: String, state: SubscriptionState,
+        expiresAt: Date? = nil, gracePeriodExpiresAt: Date? = nil, autoRenew: Bool? = nil,
+        ownership: Ownership = .purchased, quantity: Int = 1, accountHint: String? = nil, replaces: PurchaseKey? = nil,
+        observedAt: Date, needsAcknowledgement: Bool = false, transactions: [TransactionFact] = []
+    ) {
+        self.key = key
+        self.productID = productID
+        self.kind = kind
+        self.environment = environment
+        self.state = state
+        self.expiresAt = expiresAt
+        self.gracePeriodExpiresAt = gracePeriodExpiresAt
+        self.autoRenew = autoRenew
+        self.ownership = ownership
+        self.quantity = quantity
+        self.accountHint = accountHint
+        self.replaces = replaces
+        self.observedAt = observedAt
+        self.needsAcknowledgement = needsAcknowledgement
+        self.transactions = transactions
+    }
+}
+
+/// One billing event as a store reported it (Apple `transactionId`, Google `orderId`).
+public struct TransactionFact: Sendable, Hashable, Codable {
+    public var id: String
+    public var productID: String
+    public var purchasedAt: Date
+    public var quantity: Int
+    /// When it was refunded or revoked, if it was.
+    public var revokedAt: Date?
+    /// The refunded share, 0...1 (1 for a full refund; less for a prorated or partial one).
+    public var refundedFraction: Double
+    /// When the store said so; the newer word about a transaction wins (a refund can be reversed).
+    public var observedAt: Date
+
+    public init(
+        id: String, productID: String, purchasedAt: Date, quantity: Int = 1, revokedAt: Date? = nil,
+        refundedFraction: Double = 0, observedAt: Date
+    ) {
+        self.id = id
+        self.productID = productID
+        self.purchasedAt = purchasedAt
+        self.quantity = quantity
+        self.revokedAt = revokedAt
+        self.refundedFraction = refundedFraction
+        self.observedAt = observedAt
+    }
+}
+
+/// What the store said caused a change, kept with each state change in the history.
+public struct ChangeCause: Sendable, Hashable, Codable {
+    /// `notification`, `submission`, `api-refresh`, `transfer`, …
+    public var source: String
+    /// The store's word for it (`DID_RENEW/BILLING_RECOVERY`, `SUBSCRIPTION_RENEWED`, …).
+    public var event: String?
+    /// The notification or request it came from (notificationUUID, Pub/Sub messageId, …).
+    public var reference: String?
+
+    public init(source: String, event: String? = nil, reference: String? = nil) {
+        self.source = source
+        self.event = event
+        self.reference = reference
+    }
+}
+
+/// One normalized state change of a purchase, with its cause.
+public struct StateChange: Sendable, Hashable, Codable {
+    public var key: PurchaseKey
+    public var from: SubscriptionState?
+    public var to: SubscriptionState
+    public var expiresAt: Date?
+    public var observedAt: Date
+    public var cause: ChangeCause
+
+    public init(
+        key: PurchaseKey, from: SubscriptionState?, to: SubscriptionState, expiresAt: Date?, observedAt: Date,
+        cause: ChangeCause
+    ) {
+        self.key = key
+        self.from = from
+        self.to = to
+        self.expiresAt = expiresAt
+        self.observedAt = observedAt
+        self.cause = cause
+    }
+}

@@ -1,0 +1,127 @@
+public import Foundation
+public import Storekeeper
+
+/// Where Storekeeper keeps everything: one protocol, with an embedded SQLite backend (the default)
+/// and a PostgreSQL backend for several instances sharing one database.
+///
+/// All reads and writes happen inside ``transaction(_:)``: processing one notification, one
+/// submission or one debit is one transaction, so a crash leaves either all of it or none.
+public protocol Storage: Sendable {
+    /// `sqlite` or `postgresql`.
+    var backendName: String { get }
+
+    /// Brings the schema up to date; returns the versions it applied (none when current). Safe to
+    /// call from several instances at once.
+    @discardableResult
+    func migrate() async throws -> [Int]
+
+    /// The schema version now in place (0 for an empty database).
+    func schemaVersion() async throws -> Int
+
+    /// Runs `body` in one database transaction: committed if it returns, rolled back if it throws.
+    /// On PostgreSQL, a serialization conflict is retried (the body must tolerate reruns).
+    func transaction<Result: Sendable>(
+        _ body: @Sendable (any StorageTransaction) async throws -> Result
+    ) async throws -> Result
+
+    /// Releases connections; the storage is unusable afterwards.
+    func close() async throws
+}
+
+/// The operations available inside one storage transaction.
+public protocol StorageTransaction: Sendable {
+    // MARK: Customers
+
+    func customer(_ id: CustomerID) async throws -> Customer?
+    func customer(appAccountToken: UUID) async throws -> Customer?
+    /// Inserts a new customer; throws ``StorageError/Reason/conflict`` if the id or token exists.
+    func insertCustomer(_ customer: Customer) async throws
+
+    // MARK: Purchases
+
+    /// The purchase, locked against concurrent writers until the transaction ends.
+    func purchase(_ key: PurchaseKey) async throws -> Purchase?
+    /// Inserts or replaces the purchase with this key.
+    func savePurchase(_ purchase: Purchase) async throws
+    func purchases(of customer: CustomerID) async throws -> [Purchase]
+    /// Purchases nobody claimed yet whose account hint is `hint`.
+    func unlinkedPurchases(accountHint: String) async throws -> [Purchase]
+    /// Purchases of `store` the store still waits to have acknowledged, oldest first.
+    func purchasesNeedingAcknowledgement(store: Store, limit: Int) async throws -> [Purchase]
+
+    // MARK: Transactions (billing events)
+
+    func transaction(store: Store, id: String) async throws -> TransactionRecord?
+    /// Inserts or replaces the transaction with this store and id.
+    func saveTransaction(_ record: TransactionRecord) async throws
+    func transactions(of key: PurchaseKey) async throws -> [TransactionRecord]
+
+    // MARK: History
+
+    func appendStateChange(_ change: StateChange) async throws
+    /// Oldest first.
+    func stateChanges(of key: PurchaseKey) async throws -> [StateChange]
+    func appendTransfer(_ transfer: OwnershipTransfer) async throws
+    func transfers(of key: PurchaseKey) async throws -> [OwnershipTransfer]
+
+    // MARK: Ledger
+
+    /// Appends the entry unless one with the same customer and idempotency key exists; returns the
+    /// entry that stands (the new one, or the earlier one with that key).
+    func appendLedgerEntry(_ entry: LedgerEntry) async throws -> LedgerEntry
+    /// Sum of entries per balance name.
+    func balances(of customer: CustomerID) async throws -> [String: Int]
+    /// Sum of the entries posted for one store transaction (credits and refund adjustments).
+    func ledgerTotal(customer: CustomerID, transactionID: String) async throws -> Int
+    func ledgerEntries(of customer: CustomerID) async throws -> [LedgerEntry]
+
+    // MARK: Notification inbox
+
+    /// Stores the notification unless one with its store and dedupe key exists; returns whether it
+    /// was new.
+    func insertNotification(_ notification: InboxNotification) async throws -> Bool
+    func notification(store: Store, dedupeKey: String) async throws -> InboxNotification?
+    /// Pending or failed notifications due at `now`, oldest first, leased to the caller: their
+    /// `nextAttemptAt` moves to `now + lease` so other workers skip them (on PostgreSQL rows
+    /// locked by another transaction are skipped too).
+    func claimDueNotifications(now: Date, limit: Int, lease: TimeInterval) async throws -> [InboxNotification]
+    /// Replaces the stored notification with the same store and dedupe key.
+    func updateNotification(_ notification: InboxNotification) async throws
+    func notifications(status: InboxNotification.Status, limit: Int) async throws -> [InboxNotification]
+    func notificationCounts() async throws -> [InboxNotification.Status: Int]
+
+    // MARK: API keys and cursors
+
+    func apiKey(secretHash: String) async throws -> APIKeyRecord?
+    func saveAPIKey(_ key: APIKeyRecord) async throws
+    func apiKeys() async throws -> [APIKeyRecord]
+    /// A named position kept between runs (e.g. the last notification-history date fetched).
+    func cursor(_ name: String) async throws -> String?
+    func setCursor(_ name: String, to value: String) async throws
+}
+
+/// Why storage failed.
+public struct StorageError: Error, Sendable, CustomStringConvertible {
+    public enum Reason: String, Sendable, Hashable {
+        /// A unique key is taken.
+        case conflict
+        /// The database can't be reached or answered with an error.
+        case unavailable
+        /// Stored data could not be read back (corrupt or from a newer schema).
+        case corrupt
+        /// The schema is newer than this build understands.
+        case schemaTooNew = "schema-too-new"
+        /// The storage URL or path is unusable.
+        case badConfiguration = "bad-configuration"
+    }
+
+    public var reason: Reason
+    public var detail: String
+
+    public init(_ reason: Reason, _ detail: String) {
+        self.reason = reason
+        self.detail = detail
+    }
+
+    public var description: String { "storage \(reason.rawValue): \(detail)" }
+}
