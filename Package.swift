@@ -105,7 +105,7 @@ let package = Package(
         ),
         .testTarget(
             name: "StorekeeperTests",
-            dependencies: ["Storekeeper"],
+            dependencies: ["Storekeeper", "TestSupport"],
             swiftSettings: strictSwift6
         ),
         .testTarget(

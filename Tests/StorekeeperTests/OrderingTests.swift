@@ -1,0 +1,78 @@
+import Foundation
+import Storekeeper
+import TestSupport
+import Testing
+
+/// DESIGN.md, "Ordering": any number of re-deliveries in any order give what in-order single
+/// delivery gives.
+@Suite struct OrderingTests {
+    let key = PurchaseKey.appStore("1000000000000001")
+    let start = Date(timeIntervalSince1970: 1_800_000_000)
+
+    func fact(_ state: SubscriptionState, at offset: TimeInterval, hint: String? = nil) -> PurchaseFact {
+        PurchaseFact(
+            key: key, productID: "monthly", kind: .subscription, environment: "Sandbox", state: state,
+            expiresAt: start.addingTimeInterval(offset + 30 * 86_400), autoRenew: state == .active, accountHint: hint,
+            observedAt: start.addingTimeInterval(offset)
+        )
+    }
+
+    func applyAll(_ facts: [PurchaseFact]) -> Purchase? {
+        var purchase: Purchase?
+        for fact in facts {
+            guard let current = purchase else {
+                purchase = Purchase(fact: fact)
+                continue
+            }
+            if case .applied(let next) = current.applying(fact) { purchase = next }
+        }
+        return purchase
+    }
+
+    @Test func olderAndEqualFactsAreStale() {
+        let purchase = Purchase(fact: fact(.active, at: 100))
+        #expect(purchase.applying(fact(.expired, at: 50)) == .stale)
+        #expect(purchase.applying(fact(.expired, at: 100)) == .stale)
+        guard case .applied(let next) = purchase.applying(fact(.canceled, at: 101)) else {
+            Issue.record("a newer fact was not applied")
+            return
+        }
+        #expect(next.state == .canceled)
+    }
+
+    @Test func linkAndAccountHintSurviveLaterFactsThatLackThem() {
+        var purchase = Purchase(fact: fact(.active, at: 0, hint: "token-a"))
+        purchase.customerID = CustomerID("alice")
+        guard case .applied(let next) = purchase.applying(fact(.billingRetry, at: 10)) else {
+            Issue.record("a newer fact was not applied")
+            return
+        }
+        #expect(next.customerID == CustomerID("alice"))
+        #expect(next.accountHint == "token-a")
+    }
+
+    @Test func supersededIsFinal() {
+        let replaced = Purchase(fact: fact(.active, at: 0)).superseding(at: start.addingTimeInterval(20))
+        guard case .applied(let next) = replaced.applying(fact(.expired, at: 30)) else {
+            Issue.record("a newer fact was not applied")
+            return
+        }
+        #expect(next.state == .superseded)
+        #expect(!next.grantsAccess(at: start))
+    }
+
+    @Test(arguments: 0..<200)
+    func shuffledRepeatedDeliveryConvergesOnInOrderResult(seed: Int) {
+        var random = SplitMix64(state: UInt64(seed))
+        let states: [SubscriptionState] = [.active, .canceled, .gracePeriod, .billingRetry, .expired, .revoked]
+        var offset: TimeInterval = 0
+        let inOrder = (0..<Int.random(in: 1...12, using: &random)).map { _ -> PurchaseFact in
+            offset += TimeInterval(Int.random(in: 1...86_400, using: &random))
+            return fact(states.randomElement(using: &random) ?? .active, at: offset)
+        }
+        var deliveries = inOrder.flatMap { fact in Array(repeating: fact, count: Int.random(in: 1...3, using: &random))
+        }
+        deliveries.shuffle(using: &random)
+        #expect(applyAll(deliveries) == applyAll(inOrder))
+    }
+}
