@@ -1,0 +1,388 @@
+import AppStoreServer
+public import Configuration
+public import Foundation
+import GooglePlay
+public import Storekeeper
+import SystemPackage
+
+/// One thing wrong with a configuration, located by its key path.
+public struct ConfigurationProblem: Sendable, Hashable, CustomStringConvertible {
+    /// Dotted key path (`apps.main.appStore.bundleId`, `products[2].kind`).
+    public var path: String
+    public var message: String
+
+    public init(_ path: String, _ message: String) {
+        self.path = path
+        self.message = message
+    }
+
+    public var description: String { "\(path): \(message)" }
+}
+
+/// A configuration that can't be used, with every problem found (not just the first).
+public struct ConfigurationError: Error, Sendable, CustomStringConvertible {
+    public var problems: [ConfigurationProblem]
+
+    public var description: String {
+        (["configuration has \(problems.count) problem\(problems.count == 1 ? "" : "s"):"]
+            + problems.map { "  \($0)" }).joined(separator: "\n")
+    }
+}
+
+/// Reads a configuration file (JSON) through swift-configuration, with environment variables
+/// taking precedence over the file for any key (`apps.main.appStore.keyId` ↔
+/// `APPS_MAIN_APP_STORE_KEY_ID`), and checks everything it can before the server starts: files
+/// exist and parse (keys, roots), enums are known, products are consistent.
+public enum ConfigurationLoader {
+    /// Loads and checks `path`; throws ``ConfigurationError`` listing every problem.
+    public static func load(
+        path: String, environment: [String: String] = ProcessInfo.processInfo.environment
+    ) async throws -> StorekeeperConfiguration {
+        let fileURL = URL(fileURLWithPath: path)
+        let data: Data
+        do {
+            data = try Data(contentsOf: fileURL)
+        } catch {
+            throw ConfigurationError(problems: [ConfigurationProblem(path, "can't read the file")])
+        }
+        guard let root = (try? JSONSerialization.jsonObject(with: data)) as? [String: Any] else {
+            throw ConfigurationError(problems: [ConfigurationProblem(path, "is not a JSON object")])
+        }
+        let file: FileProvider<JSONSnapshot>
+        do {
+            file = try await FileProvider<JSONSnapshot>(filePath: FilePath(path))
+        } catch {
+            throw ConfigurationError(problems: [ConfigurationProblem(path, "\(error)")])
+        }
+        let reader = ConfigReader(providers: [
+            EnvironmentVariablesProvider(
+                environmentVariables: environment,
+                secretsSpecifier: .dynamic { key, _ in key.hasSuffix("_SECRET") }
+            ),
+            file,
+        ])
+        var parse = Parse(reader: reader, root: root, directory: fileURL.deletingLastPathComponent())
+        let configuration = parse.configuration()
+        guard parse.problems.isEmpty else { throw ConfigurationError(problems: parse.problems) }
+        return configuration
+    }
+}
+
+/// One pass over a configuration, collecting problems instead of stopping at the first.
+struct Parse {
+    let reader: ConfigReader
+    let root: [String: Any]
+    let directory: URL
+    var problems: [ConfigurationProblem] = []
+
+    mutating func problem(_ path: String, _ message: String) {
+        problems.append(ConfigurationProblem(path, message))
+    }
+
+    mutating func configuration() -> StorekeeperConfiguration {
+        let server = HTTPSettings(
+            host: string("server.host") ?? "127.0.0.1",
+            port: int("server.port", in: 0...65_535) ?? 8080
+        )
+        let storageURL = string("storage.url") ?? "storekeeper.sqlite"
+        checkStorageURL(storageURL)
+        var policies = Policies()
+        if let raw = string("policies.ownershipConflict") {
+            if let policy = OwnershipPolicy(rawValue: raw) {
+                policies.ownershipConflict = policy
+            } else {
+                let known = OwnershipPolicy.allCases.map(\.rawValue).joined(separator: ", ")
+                problem("policies.ownershipConflict", "unknown policy '\(raw)' (expected one of: \(known))")
+            }
+        }
+        policies.setAppAccountToken = bool("policies.setAppAccountToken") ?? true
+        var processing = ProcessingSettings()
+        processing.initialRetryDelay = seconds("processing.initialRetryDelay") ?? processing.initialRetryDelay
+        processing.maxRetryDelay = seconds("processing.maxRetryDelay") ?? processing.maxRetryDelay
+        processing.pollInterval = seconds("processing.pollInterval") ?? processing.pollInterval
+        processing.acknowledgementSweepInterval =
+            seconds("processing.acknowledgementSweepInterval") ?? processing.acknowledgementSweepInterval
+        let apps = self.apps()
+        let catalog = self.catalog(apps: apps)
+        return StorekeeperConfiguration(
+            server: server, storageURL: storageURL, policies: policies, apiKeys: apiKeys(), apps: apps,
+            catalog: catalog, processing: processing
+        )
+    }
+
+    // MARK: Sections
+
+    mutating func apiKeys() -> [ConfiguredAPIKey] {
+        guard let section = root["apiKeys"] else {
+            problem("apiKeys", "no API keys: every request to /v1/customers would be refused")
+            return []
+        }
+        guard let keys = section as? [String: Any], !keys.isEmpty else {
+            problem("apiKeys", "must be an object mapping key names to {scope, secret | secretFile}")
+            return []
+        }
+        var result: [ConfiguredAPIKey] = []
+        for name in keys.keys.sorted() {
+            let path = "apiKeys.\(name)"
+            let rawScope = string("\(path).scope") ?? "secret"
+            guard let scope = APIKeyRecord.Scope(rawValue: rawScope) else {
+                problem("\(path).scope", "unknown scope '\(rawScope)' (expected secret or read_only)")
+                continue
+            }
+            guard let secret = secretValue(path) else { continue }
+            if secret.utf8.count < 16 {
+                problem("\(path).secret", "is shorter than 16 characters; use a long random value")
+                continue
+            }
+            result.append(ConfiguredAPIKey(name: name, scope: scope, secret: secret))
+        }
+        return result
+    }
+
+    mutating func apps() -> [AppConfiguration] {
+        guard let section = root["apps"] as? [String: Any], !section.isEmpty else {
+            problem("apps", "no apps configured: add at least one with an appStore or googlePlay part")
+            return []
+        }
+        var result: [AppConfiguration] = []
+        for name in section.keys.sorted() {
+            let path = "apps.\(name)"
+            guard name.allSatisfy({ $0.isLetter || $0.isNumber || $0 == "-" || $0 == "_" }) else {
+                problem(path, "app names may contain only letters, digits, '-' and '_'")
+                continue
+            }
+            let entry = section[name] as? [String: Any] ?? [:]
+            var app = AppConfiguration(name: name)
+            if entry["appStore"] != nil { app.appStore = appStore("\(path).appStore") }
+            if entry["googlePlay"] != nil { app.googlePlay = googlePlay("\(path).googlePlay") }
+            if entry["appStore"] == nil && entry["googlePlay"] == nil {
+                problem(path, "has neither an appStore nor a googlePlay part")
+            }
+            result.append(app)
+        }
+        return result
+    }
+
+    mutating func appStore(_ path: String) -> AppStoreAppConfiguration? {
+        guard let bundleID = requiredString("\(path).bundleId") else { return nil }
+        var app = AppStoreAppConfiguration(bundleID: bundleID)
+        if let raw = string("\(path).appAppleId") ?? int("\(path).appAppleId").map(String.init) {
+            if let id = Int64(raw) { app.appAppleID = id } else { problem("\(path).appAppleId", "is not a number") }
+        }
+        app.environments = stringArray("\(path).environments") ?? app.environments
+        for environment in app.environments where !["Production", "Sandbox"].contains(environment) {
+            problem("\(path).environments", "unknown environment '\(environment)' (expected Production or Sandbox)")
+        }
+        if app.environments.contains("Production") && app.appAppleID == nil {
+            problem("\(path).appAppleId", "is required to accept Production payloads")
+        }
+        app.keyID = string("\(path).keyId")
+        app.issuerID = string("\(path).issuerId")
+        app.privateKeyPath = file("\(path).privateKeyPath")
+        let apiParts = [app.keyID, app.issuerID, app.privateKeyPath].compactMap { $0 }.count
+        if apiParts != 0 && apiParts != 3 {
+            problem(path, "keyId, issuerId and privateKeyPath go together (set all three or none)")
+        }
+        if let keyPath = app.privateKeyPath, let keyID = app.keyID {
+            do {
+                _ = try AppStoreSigningKey(contentsOfFile: keyPath, keyId: keyID)
+            } catch {
+                problem("\(path).privateKeyPath", "\(error.reason.rawValue): \(error.detail)")
+            }
+        }
+        app.appleRootFiles = files("\(path).appleRootFiles")
+        app.allowedRootFiles = files("\(path).allowedRootFiles")
+        if app.appleRootFiles.isEmpty && app.allowedRootFiles.isEmpty {
+            problem("\(path).appleRootFiles", "no root certificates: nothing signed by Apple could be verified")
+        } else {
+            do {
+                _ = try TrustedRoots(appleRootFiles: app.appleRootFiles, allowedRootFiles: app.allowedRootFiles)
+            } catch {
+                problem("\(path).appleRootFiles", "\(error)")
+            }
+        }
+        app.apiBaseURL = url("\(path).apiBaseUrl")
+        app.sandboxAPIBaseURL = url("\(path).sandboxApiBaseUrl")
+        return app
+    }
+
+    mutating func googlePlay(_ path: String) -> GooglePlayAppConfiguration? {
+        guard let packageName = requiredString("\(path).packageName") else { return nil }
+        var app = GooglePlayAppConfiguration(packageName: packageName)
+        app.serviceAccountKeyPath = file("\(path).serviceAccountKeyPath")
+        if let keyPath = app.serviceAccountKeyPath {
+            do {
+                _ = try ServiceAccountKey(contentsOfFile: keyPath)
+            } catch {
+                problem("\(path).serviceAccountKeyPath", "\(error)")
+            }
+        } else {
+            problem(
+                "\(path).serviceAccountKeyPath", "is required: Google Play purchases can only be read through the API")
+        }
+        app.pushAudience = string("\(path).pushAudience")
+        app.pushServiceAccount = string("\(path).pushServiceAccount")
+        if app.pushAudience == nil || app.pushServiceAccount == nil {
+            problem(path, "pushAudience and pushServiceAccount are required to authenticate Pub/Sub pushes")
+        }
+        app.apiBaseURL = url("\(path).apiBaseUrl")
+        app.jwksURL = url("\(path).jwksUrl")
+        return app
+    }
+
+    mutating func catalog(apps: [AppConfiguration]) -> Catalog {
+        guard let entries = root["products"] as? [Any], !entries.isEmpty else {
+            problem("products", "no products: a list of {id, store, kind, entitlements | balance+credits}")
+            return Catalog()
+        }
+        var products: [CatalogProduct] = []
+        var seen: Set<String> = []
+        for (index, raw) in entries.enumerated() {
+            let path = "products[\(index)]"
+            guard let entry = raw as? [String: Any] else {
+                problem(path, "must be an object")
+                continue
+            }
+            guard let id = entry["id"] as? String, !id.isEmpty else {
+                problem("\(path).id", "is required")
+                continue
+            }
+            guard let storeName = entry["store"] as? String, let store = Store(rawValue: storeName) else {
+                problem("\(path).store", "must be app_store or google_play")
+                continue
+            }
+            let kinds = ProductKind.allCases.map(\.rawValue).joined(separator: ", ")
+            guard let kindName = entry["kind"] as? String, let kind = ProductKind(rawValue: kindName) else {
+                problem("\(path).kind", "must be one of: \(kinds)")
+                continue
+            }
+            guard seen.insert("\(store.rawValue):\(id)").inserted else {
+                problem("\(path).id", "'\(id)' is listed twice for \(store.rawValue)")
+                continue
+            }
+            let entitlements = entry["entitlements"] as? [String] ?? []
+            let balance = entry["balance"] as? String
+            let credits = entry["credits"] as? Int ?? 0
+            if kind == .consumable {
+                if balance == nil || credits <= 0 {
+                    problem(path, "a consumable needs a balance name and credits > 0")
+                }
+            } else if entitlements.isEmpty {
+                problem("\(path).entitlements", "a \(kind.rawValue) product must grant at least one entitlement")
+            }
+            let hasStore = apps.contains { store == .appStore ? $0.appStore != nil : $0.googlePlay != nil }
+            if !hasStore {
+                problem("\(path).store", "no app has a \(store == .appStore ? "appStore" : "googlePlay") part")
+            }
+            products.append(
+                CatalogProduct(
+                    id: id, store: store, kind: kind, entitlements: entitlements, balance: balance, credits: credits,
+                    group: entry["group"] as? String
+                )
+            )
+        }
+        return Catalog(products)
+    }
+
+    // MARK: Values
+
+    func string(_ key: String) -> String? {
+        reader.string(forKey: ConfigKey(key)).flatMap { $0.isEmpty ? nil : $0 }
+    }
+
+    mutating func requiredString(_ key: String) -> String? {
+        guard let value = string(key) else {
+            problem(key, "is required")
+            return nil
+        }
+        return value
+    }
+
+    mutating func int(_ key: String, in range: ClosedRange<Int>? = nil) -> Int? {
+        guard let value = reader.int(forKey: ConfigKey(key)) else {
+            if let text = reader.string(forKey: ConfigKey(key)) { problem(key, "'\(text)' is not an integer") }
+            return nil
+        }
+        if let range, !range.contains(value) {
+            problem(key, "\(value) is outside \(range.lowerBound)...\(range.upperBound)")
+            return nil
+        }
+        return value
+    }
+
+    mutating func seconds(_ key: String) -> TimeInterval? {
+        guard let value = reader.double(forKey: ConfigKey(key)) else {
+            if let text = reader.string(forKey: ConfigKey(key)) { problem(key, "'\(text)' is not a number of seconds") }
+            return nil
+        }
+        guard value > 0 else {
+            problem(key, "must be more than 0 seconds")
+            return nil
+        }
+        return value
+    }
+
+    mutating func bool(_ key: String) -> Bool? {
+        guard let value = reader.bool(forKey: ConfigKey(key)) else {
+            if let text = reader.string(forKey: ConfigKey(key)) { problem(key, "'\(text)' is not true or false") }
+            return nil
+        }
+        return value
+    }
+
+    func stringArray(_ key: String) -> [String]? {
+        reader.stringArray(forKey: ConfigKey(key))
+    }
+
+    mutating func url(_ key: String) -> String? {
+        guard let value = string(key) else { return nil }
+        guard let url = URL(string: value), ["http", "https"].contains(url.scheme ?? ""), url.host != nil else {
+            problem(key, "'\(value)' is not an http(s) URL")
+            return nil
+        }
+        return value
+    }
+
+    /// A file path, resolved against the configuration file's folder, that must exist.
+    mutating func file(_ key: String) -> String? {
+        guard let value = string(key) else { return nil }
+        return existingFile(key, value)
+    }
+
+    mutating func files(_ key: String) -> [String] {
+        (stringArray(key) ?? []).compactMap { existingFile(key, $0) }
+    }
+
+    mutating func existingFile(_ key: String, _ value: String) -> String? {
+        let resolved = value.hasPrefix("/") ? value : directory.appendingPathComponent(value).path
+        guard FileManager.default.isReadableFile(atPath: resolved) else {
+            problem(key, "file \(resolved) does not exist or is not readable")
+            return nil
+        }
+        return resolved
+    }
+
+    /// A secret given inline (`secret`, or its environment variable) or as a file (`secretFile`).
+    mutating func secretValue(_ path: String) -> String? {
+        if let inline = reader.string(forKey: ConfigKey("\(path).secret"), isSecret: true), !inline.isEmpty {
+            return inline
+        }
+        if let file = file("\(path).secretFile") {
+            guard let text = try? String(contentsOfFile: file, encoding: .utf8) else {
+                problem("\(path).secretFile", "can't be read as UTF-8 text")
+                return nil
+            }
+            return text.trimmingCharacters(in: .whitespacesAndNewlines)
+        }
+        problem(path, "needs secret (or the environment variable for it) or secretFile")
+        return nil
+    }
+
+    mutating func checkStorageURL(_ value: String) {
+        if value.hasPrefix("postgres://") || value.hasPrefix("postgresql://") {
+            if URL(string: value)?.host == nil { problem("storage.url", "is not a valid PostgreSQL URL") }
+        } else if value.contains("://") && !value.hasPrefix("sqlite://") {
+            problem("storage.url", "must be a SQLite path (or sqlite://path) or a postgres:// URL")
+        }
+    }
+}

@@ -1,0 +1,178 @@
+public import Foundation
+public import Storekeeper
+
+/// Everything a Storekeeper server is configured with: read from a JSON file, with any value
+/// overridable by an environment variable (see docs/configuration.md), and checked as a whole by
+/// ``ConfigurationLoader`` before anything starts.
+public struct StorekeeperConfiguration: Sendable {
+    public var server: HTTPSettings
+    /// A SQLite path (`sqlite://path` or a plain path) or a PostgreSQL URL.
+    public var storageURL: String
+    public var policies: Policies
+    /// API keys accepted on /v1/customers. Secrets: never logged, stored only as hashes.
+    public var apiKeys: [ConfiguredAPIKey]
+    public var apps: [AppConfiguration]
+    public var catalog: Catalog
+    public var processing: ProcessingSettings
+
+    public init(
+        server: HTTPSettings = HTTPSettings(), storageURL: String, policies: Policies = Policies(),
+        apiKeys: [ConfiguredAPIKey], apps: [AppConfiguration], catalog: Catalog,
+        processing: ProcessingSettings = ProcessingSettings()
+    ) {
+        self.server = server
+        self.storageURL = storageURL
+        self.policies = policies
+        self.apiKeys = apiKeys
+        self.apps = apps
+        self.catalog = catalog
+        self.processing = processing
+    }
+}
+
+/// Where the HTTP API listens.
+public struct HTTPSettings: Sendable, Hashable {
+    public var host: String
+    public var port: Int
+
+    public init(host: String = "127.0.0.1", port: Int = 8080) {
+        self.host = host
+        self.port = port
+    }
+}
+
+/// Decisions the operator makes once for all customers.
+public struct Policies: Sendable, Hashable {
+    /// What happens when a second customer presents a purchase someone else owns.
+    public var ownershipConflict: OwnershipPolicy
+    /// Whether a purchase made outside the app (no appAccountToken) gets the presenting customer's
+    /// token set with the App Store's Set App Account Token.
+    public var setAppAccountToken: Bool
+
+    public init(ownershipConflict: OwnershipPolicy = .keep, setAppAccountToken: Bool = true) {
+        self.ownershipConflict = ownershipConflict
+        self.setAppAccountToken = setAppAccountToken
+    }
+}
+
+/// An API key as configured: its secret comes from the file, an environment variable, or a file.
+public struct ConfiguredAPIKey: Sendable, Hashable, CustomStringConvertible {
+    public var name: String
+    public var scope: APIKeyRecord.Scope
+    public var secret: String
+
+    public init(name: String, scope: APIKeyRecord.Scope, secret: String) {
+        self.name = name
+        self.scope = scope
+        self.secret = secret
+    }
+
+    /// Never shows the secret.
+    public var description: String { "API key \(name) (\(scope.rawValue))" }
+}
+
+/// One app: its App Store part, its Google Play part, or both.
+public struct AppConfiguration: Sendable, Hashable {
+    /// The configuration's own name for the app (a key in `apps`).
+    public var name: String
+    public var appStore: AppStoreAppConfiguration?
+    public var googlePlay: GooglePlayAppConfiguration?
+
+    public init(name: String, appStore: AppStoreAppConfiguration? = nil, googlePlay: GooglePlayAppConfiguration? = nil)
+    {
+        self.name = name
+        self.appStore = appStore
+        self.googlePlay = googlePlay
+    }
+}
+
+/// An app's App Store side.
+public struct AppStoreAppConfiguration: Sendable, Hashable {
+    public var bundleID: String
+    /// Required to accept Production payloads (Apple's libraries require it too).
+    public var appAppleID: Int64?
+    /// Environments whose notifications and transactions are accepted (`Production`, `Sandbox`).
+    public var environments: [String]
+    /// App Store Connect API key: key id, issuer id and the .p8 file. Without them the server
+    /// verifies signed data locally but can't call the App Store Server API.
+    public var keyID: String?
+    public var issuerID: String?
+    public var privateKeyPath: String?
+    /// Apple root certificates (DER or PEM); Apple Root CA - G3 is pinned by fingerprint.
+    public var appleRootFiles: [String]
+    /// Other roots to trust (the simulator's, in tests and the demo); refused unless named here.
+    public var allowedRootFiles: [String]
+    /// Overrides of Apple's base URLs (the simulator's, in tests and the demo).
+    public var apiBaseURL: String?
+    public var sandboxAPIBaseURL: String?
+
+    public init(
+        bundleID: String, appAppleID: Int64? = nil, environments: [String] = ["Production", "Sandbox"],
+        keyID: String? = nil, issuerID: String? = nil, privateKeyPath: String? = nil, appleRootFiles: [String] = [],
+        allowedRootFiles: [String] = [], apiBaseURL: String? = nil, sandboxAPIBaseURL: String? = nil
+    ) {
+        self.bundleID = bundleID
+        self.appAppleID = appAppleID
+        self.environments = environments
+        self.keyID = keyID
+        self.issuerID = issuerID
+        self.privateKeyPath = privateKeyPath
+        self.appleRootFiles = appleRootFiles
+        self.allowedRootFiles = allowedRootFiles
+        self.apiBaseURL = apiBaseURL
+        self.sandboxAPIBaseURL = sandboxAPIBaseURL
+    }
+
+    /// Whether the server can call the App Store Server API for this app.
+    public var canCallAPI: Bool { keyID != nil && issuerID != nil && privateKeyPath != nil }
+}
+
+/// An app's Google Play side.
+public struct GooglePlayAppConfiguration: Sendable, Hashable {
+    public var packageName: String
+    /// The service account's JSON key file.
+    public var serviceAccountKeyPath: String?
+    /// The audience configured on the Pub/Sub push subscription.
+    public var pushAudience: String?
+    /// The service account the push subscription authenticates as.
+    public var pushServiceAccount: String?
+    /// Overrides of Google's endpoints (the simulator's, in tests and the demo).
+    public var apiBaseURL: String?
+    public var jwksURL: String?
+
+    public init(
+        packageName: String, serviceAccountKeyPath: String? = nil, pushAudience: String? = nil,
+        pushServiceAccount: String? = nil, apiBaseURL: String? = nil, jwksURL: String? = nil
+    ) {
+        self.packageName = packageName
+        self.serviceAccountKeyPath = serviceAccountKeyPath
+        self.pushAudience = pushAudience
+        self.pushServiceAccount = pushServiceAccount
+        self.apiBaseURL = apiBaseURL
+        self.jwksURL = jwksURL
+    }
+}
+
+/// How stored notifications are processed and retried.
+public struct ProcessingSettings: Sendable, Hashable {
+    /// First retry delay of a failed notification; doubles per attempt up to `maxRetryDelay`.
+    public var initialRetryDelay: TimeInterval
+    public var maxRetryDelay: TimeInterval
+    /// How often the worker looks for due notifications when it was not woken.
+    public var pollInterval: TimeInterval
+    /// How long a claimed notification is reserved for the worker that claimed it.
+    public var lease: TimeInterval
+    /// How often unacknowledged Google purchases are retried (well before Google's 3 days).
+    public var acknowledgementSweepInterval: TimeInterval
+
+    public init(
+        initialRetryDelay: TimeInterval = 5, maxRetryDelay: TimeInterval = 3600, pollInterval: TimeInterval = 1,
+        lease: TimeInterval = 60, acknowledgementSweepInterval: TimeInterval = 600
+    ) {
+        self.initialRetryDelay = initialRetryDelay
+        self.maxRetryDelay = maxRetryDelay
+        self.pollInterval = pollInterval
+        self.lease = lease
+        self.acknowledgementSweepInterval = acknowledgementSweepInterval
+    }
+}

@@ -1,0 +1,33 @@
+import Crypto
+import Foundation
+import Hummingbird
+import Storekeeper
+
+/// Requires an API key (`Authorization: Bearer <key>`) on the customer API: the secret key may do
+/// everything, a read-only key only GET. Keys are compared by their SHA-256, the only form kept.
+struct APIKeyMiddleware<Context: RequestContext>: RouterMiddleware {
+    let keys: [String: APIKeyRecord.Scope]
+
+    init(keys: [ConfiguredAPIKey]) {
+        self.keys = Dictionary(keys.map { (Self.hash($0.secret), $0.scope) }, uniquingKeysWith: { first, _ in first })
+    }
+
+    static func hash(_ secret: String) -> String {
+        SHA256.hash(data: Data(secret.utf8)).map { String(format: "%02x", $0) }.joined()
+    }
+
+    func handle(
+        _ request: Request, context: Context, next: (Request, Context) async throws -> Response
+    ) async throws -> Response {
+        guard let header = request.headers[.authorization], header.hasPrefix("Bearer ") else {
+            throw APIError(.unauthorized, "missing-api-key", "send the API key as Authorization: Bearer <key>")
+        }
+        guard let scope = keys[Self.hash(String(header.dropFirst("Bearer ".count)))] else {
+            throw APIError(.unauthorized, "invalid-api-key", "the API key is not valid")
+        }
+        if scope == .readOnly && request.method != .get && request.method != .head {
+            throw APIError(.forbidden, "read-only-api-key", "a read-only API key can only read")
+        }
+        return try await next(request, context)
+    }
+}

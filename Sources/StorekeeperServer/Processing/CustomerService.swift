@@ -1,0 +1,183 @@
+public import AppStoreServer
+public import Foundation
+public import Logging
+public import StoreCore
+public import Storekeeper
+public import StorekeeperStorage
+
+/// What the customer API does, apart from HTTP: create customers, answer their view, link
+/// submitted purchases under the ownership policy, and debit balances.
+public struct CustomerService: Sendable {
+    public let storage: any Storage
+    public let recorder: PurchaseRecorder
+    public let policies: Policies
+    public let appStore: AppStoreApps
+    public let clock: any WallClock
+    public let logger: Logger
+
+    public init(
+        storage: any Storage, recorder: PurchaseRecorder, policies: Policies, appStore: AppStoreApps,
+        clock: any WallClock, logger: Logger
+    ) {
+        self.storage = storage
+        self.recorder = recorder
+        self.policies = policies
+        self.appStore = appStore
+        self.clock = clock
+        self.logger = logger
+    }
+
+    /// Creates the customer if new (issuing its appAccountToken), and links purchases that arrived
+    /// for its token before it existed.
+    public func createOrFetch(_ id: CustomerID) async throws -> (customer: Customer, created: Bool) {
+        let now = clock.now()
+        let recorder = self.recorder
+        return try await storage.transaction { transaction in
+            if let existing = try await transaction.customer(id) { return (existing, false) }
+            let customer = Customer(id: id, appAccountToken: UUID(), createdAt: now)
+            try await transaction.insertCustomer(customer)
+            try await recorder.claimUnlinked(for: customer, in: transaction, at: now)
+            return (customer, true)
+        }
+    }
+
+    /// The customer view at the current time; nil for an unknown customer.
+    public func view(of id: CustomerID) async throws -> CustomerView? {
+        let now = clock.now()
+        let catalog = recorder.catalog
+        return try await storage.transaction { transaction in
+            guard let customer = try await transaction.customer(id) else { return nil }
+            let purchases = try await transaction.purchases(of: id)
+            let balances = try await transaction.balances(of: id)
+            return CustomerView(customer: customer, purchases: purchases, balances: balances, catalog: catalog, at: now)
+        }
+    }
+
+    /// Records what the store says about a purchase the customer presents, and links it to them
+    /// under the ownership policy.
+    public func submit(
+        _ fact: PurchaseFact, cause: ChangeCause, for id: CustomerID
+    ) async throws -> (view: CustomerView, purchase: Purchase) {
+        let now = clock.now()
+        let recorder = self.recorder
+        let policy = policies.ownershipConflict
+        let catalog = recorder.catalog
+        return try await storage.transaction { transaction in
+            guard let customer = try await transaction.customer(id) else {
+                throw ServiceError.customerNotFound(id)
+            }
+            let outcome = try await recorder.record(fact, cause: cause, in: transaction)
+            var purchase = outcome.purchase
+            switch policy.decide(purchase, presentedBy: id, at: now) {
+            case .alreadyOwned: break
+            case .link:
+                purchase = try await recorder.link(purchase, to: id, in: transaction, at: now)
+            case .conflict(let owner):
+                throw ServiceError.ownershipConflict(purchase.key, owner: owner)
+            case .transfer(let owner):
+                purchase = try await recorder.link(
+                    purchase, to: id,
+                    transfer: OwnershipTransfer(key: purchase.key, from: owner, to: id, policy: policy, at: now),
+                    in: transaction, at: now
+                )
+            }
+            let purchases = try await transaction.purchases(of: id)
+            let balances = try await transaction.balances(of: id)
+            let view = CustomerView(
+                customer: customer, purchases: purchases, balances: balances, catalog: catalog, at: now
+            )
+            return (view, purchase)
+        }
+    }
+
+    /// The fact an App Store submission (a signed transaction, or a transaction id looked up with
+    /// the API) establishes, verified before anything is stored.
+    public func appStoreFact(signedTransaction: String) async throws -> PurchaseFact {
+        let (_, verifier) = try appStore.verifier(for: signedTransaction)
+        let transaction = try await verifier.verify(signedTransaction, as: JWSTransaction.self)
+        return try await appStoreFact(for: transaction)
+    }
+
+    public func appStoreFact(transactionID: String, environment: String?) async throws -> PurchaseFact {
+        var lastError: (any Error)?
+        for environment in environment.map({ [$0] }) ?? ["Production", "Sandbox"] {
+            do {
+                let client = try appStore.client(bundleID: nil, environment: environment)
+                let transaction = try await client.getTransactionInfo(transactionId: transactionID)
+                return try await appStoreFact(for: transaction)
+            } catch let error as AppStoreServerAPIError where error.httpStatus == 404 {
+                lastError = error
+            } catch let error as ProcessingError where error.reason == .notConfigured {
+                lastError = error
+            }
+        }
+        throw lastError ?? ProcessingError(.purchaseNotFound, "transaction \(transactionID) not found")
+    }
+
+    func appStoreFact(for transaction: JWSTransaction) async throws -> PurchaseFact {
+        let observedAt = transaction.signedDate ?? clock.now()
+        let environment = transaction.environment?.rawValue ?? "Production"
+        // A subscription's state also needs its renewal info; the status endpoint gives both.
+        var renewalInfo: JWSRenewalInfo?
+        var status: SubscriptionStatus?
+        if transaction.type == .autoRenewableSubscription, let original = transaction.originalTransactionId,
+            let client = try? appStore.client(bundleID: transaction.bundleId, environment: environment)
+        {
+            let statuses = try await client.getAllSubscriptionStatuses(transactionId: original)
+            for group in statuses {
+                for item in group.subscriptions where item.originalTransactionId == original {
+                    renewalInfo = item.renewalInfo
+                    status = item.status
+                }
+            }
+        }
+        guard
+            let fact = try AppStoreFacts.fact(
+                transaction: transaction, renewalInfo: renewalInfo, status: status, observedAt: observedAt,
+                catalog: recorder.catalog
+            )
+        else {
+            throw ProcessingError(
+                .malformedPayload, "transaction \(transaction.transactionId ?? "?") was upgraded; submit the newer one"
+            )
+        }
+        return fact
+    }
+
+    /// Debits a balance once per idempotency key; a repeat returns the first result.
+    public func debit(
+        _ id: CustomerID, balance: String, amount: Int, idempotencyKey: String
+    ) async throws -> (entry: LedgerEntry, balance: Int) {
+        let now = clock.now()
+        return try await storage.transaction { transaction in
+            guard try await transaction.customer(id) != nil else { throw ServiceError.customerNotFound(id) }
+            let key = "debit:\(idempotencyKey)"
+            let balances = try await transaction.balances(of: id)
+            if let earlier = try await transaction.ledgerEntries(of: id).first(where: { $0.idempotencyKey == key }) {
+                guard earlier.balance == balance, earlier.amount == -amount else {
+                    throw ServiceError.idempotencyKeyReused(idempotencyKey)
+                }
+                return (earlier, balances[balance] ?? 0)
+            }
+            let available = balances[balance] ?? 0
+            guard available >= amount else {
+                throw ServiceError.insufficientBalance(balance, available: available, requested: amount)
+            }
+            let entry = try await transaction.appendLedgerEntry(
+                LedgerEntry(
+                    customerID: id, balance: balance, amount: -amount, reason: .debit, idempotencyKey: key,
+                    createdAt: now
+                )
+            )
+            return (entry, available - amount)
+        }
+    }
+}
+
+/// Request-level failures the HTTP layer maps to 4xx answers.
+public enum ServiceError: Error, Sendable {
+    case customerNotFound(CustomerID)
+    case ownershipConflict(PurchaseKey, owner: CustomerID)
+    case insufficientBalance(String, available: Int, requested: Int)
+    case idempotencyKeyReused(String)
+}

@@ -1,0 +1,159 @@
+public import Foundation
+public import Storekeeper
+public import StorekeeperStorage
+
+/// The stores' word for the customer (`appAccountToken`, `obfuscatedExternalAccountId`) in one
+/// spelling: tokens are UUIDs the stores may return in either case.
+public enum AccountHint {
+    public static func normalized(_ raw: String?) -> String? {
+        guard let raw, !raw.isEmpty else { return nil }
+        return UUID(uuidString: raw).map { $0.uuidString.lowercased() } ?? raw
+    }
+
+    static func normalized(_ raw: String) -> String { normalized(Optional(raw)) ?? raw }
+}
+
+/// Applies store facts to storage, inside the caller's transaction: the one place where purchases,
+/// their history, their billing events, customer links and consumable credits change.
+public struct PurchaseRecorder: Sendable {
+    public let catalog: Catalog
+
+    public init(catalog: Catalog) {
+        self.catalog = catalog
+    }
+
+    /// What recording a fact did.
+    public struct Outcome: Sendable {
+        /// The purchase as it stands now.
+        public var purchase: Purchase
+        /// Whether the fact was newer than what was applied (false: a stale or repeated fact).
+        public var applied: Bool
+    }
+
+    /// Records `fact`: the purchase changes only if the fact is newer (DESIGN.md, "Ordering"), its
+    /// transactions are merged, a purchase it replaces is superseded, an unlinked purchase is
+    /// linked through its account hint, and consumable credits are reconciled.
+    public func record(
+        _ fact: PurchaseFact, cause: ChangeCause, in transaction: any StorageTransaction
+    ) async throws -> Outcome {
+        let existing = try await transaction.purchase(fact.key)
+        var purchase: Purchase
+        var applied = true
+        if let existing {
+            switch existing.applying(fact) {
+            case .applied(let next): purchase = next
+            case .stale:
+                purchase = existing
+                applied = false
+            }
+        } else {
+            purchase = Purchase(fact: fact)
+        }
+        if purchase.customerID == nil, let hint = purchase.accountHint {
+            purchase.customerID = try await customer(forHint: hint, in: transaction)?.id
+        }
+        if let replaced = fact.replaces {
+            let previous = try await supersede(replaced, by: fact, cause: cause, in: transaction)
+            if purchase.customerID == nil { purchase.customerID = previous?.customerID }
+        }
+        if existing != purchase {
+            try await transaction.savePurchase(purchase)
+        }
+        if applied && (existing?.state != purchase.state || existing?.expiresAt != purchase.expiresAt) {
+            try await transaction.appendStateChange(
+                StateChange(
+                    key: purchase.key, from: existing?.state, to: purchase.state, expiresAt: purchase.expiresAt,
+                    observedAt: fact.observedAt, cause: cause
+                )
+            )
+        }
+        for reported in fact.transactions {
+            let record = try await transaction.transaction(store: fact.key.store, id: reported.id)
+            let merged = record?.merging(reported) ?? TransactionRecord(purchaseKey: fact.key, fact: reported)
+            if merged != record { try await transaction.saveTransaction(merged) }
+        }
+        try await reconcileCredits(of: purchase, in: transaction, at: fact.observedAt)
+        return Outcome(purchase: purchase, applied: applied)
+    }
+
+    /// Links `purchase` to `customer` (a submission, or a transfer the policy allowed) and posts
+    /// whatever consumable credits were waiting for an owner.
+    public func link(
+        _ purchase: Purchase, to customer: CustomerID, transfer: OwnershipTransfer? = nil,
+        in transaction: any StorageTransaction, at now: Date
+    ) async throws -> Purchase {
+        var linked = purchase
+        linked.customerID = customer
+        if linked != purchase { try await transaction.savePurchase(linked) }
+        if let transfer { try await transaction.appendTransfer(transfer) }
+        try await reconcileCredits(of: linked, in: transaction, at: now)
+        return linked
+    }
+
+    /// Links every unclaimed purchase that named this customer's token (purchases that arrived
+    /// before the customer was created).
+    public func claimUnlinked(for customer: Customer, in transaction: any StorageTransaction, at now: Date)
+        async throws
+    {
+        let hint = AccountHint.normalized(customer.appAccountToken.uuidString)
+        for purchase in try await transaction.unlinkedPurchases(accountHint: hint) {
+            _ = try await link(purchase, to: customer.id, in: transaction, at: now)
+        }
+    }
+
+    func customer(forHint hint: String, in transaction: any StorageTransaction) async throws -> Customer? {
+        guard let token = UUID(uuidString: hint) else { return nil }
+        return try await transaction.customer(appAccountToken: token)
+    }
+
+    /// Marks the purchase `key` replaced by the one `fact` describes. If it isn't known yet, a
+    /// superseded placeholder is stored so that its own facts, whenever they come, can't revive it.
+    func supersede(
+        _ key: PurchaseKey, by fact: PurchaseFact, cause: ChangeCause, in transaction: any StorageTransaction
+    ) async throws -> Purchase? {
+        let previous = try await transaction.purchase(key)
+        let base =
+            previous
+            ?? Purchase(
+                key: key, productID: fact.productID, kind: fact.kind, environment: fact.environment,
+                state: .superseded, accountHint: fact.accountHint, observedAt: fact.observedAt
+            )
+        let superseded = base.superseding(at: fact.observedAt)
+        guard previous != superseded else { return previous }
+        try await transaction.savePurchase(superseded)
+        if previous?.state != .superseded {
+            try await transaction.appendStateChange(
+                StateChange(
+                    key: key, from: previous?.state, to: .superseded, expiresAt: superseded.expiresAt,
+                    observedAt: fact.observedAt,
+                    cause: ChangeCause(
+                        source: cause.source, event: "REPLACED_BY \(fact.key.id)", reference: cause.reference)
+                )
+            )
+        }
+        return superseded
+    }
+
+    /// Posts, for each billing event of a consumable, the difference between what it should have
+    /// credited (after refunds and reversals) and what the ledger already holds for it.
+    func reconcileCredits(of purchase: Purchase, in transaction: any StorageTransaction, at now: Date) async throws {
+        guard let customer = purchase.customerID else { return }
+        for record in try await transaction.transactions(of: purchase.key) {
+            guard let product = catalog.product(record.fact.productID, in: purchase.key.store),
+                product.kind == .consumable, let balance = product.balance
+            else { continue }
+            let owed = ConsumableCredit.owed(for: record.fact, product: product)
+            let posted = try await transaction.ledgerTotal(customer: customer, transactionID: record.fact.id)
+            guard owed != posted else { continue }
+            let millis = Int64((record.fact.observedAt.timeIntervalSince1970 * 1000).rounded())
+            _ = try await transaction.appendLedgerEntry(
+                LedgerEntry(
+                    customerID: customer, balance: balance, amount: owed - posted,
+                    reason: posted == 0 && owed > 0 ? .purchase : .refundAdjustment,
+                    idempotencyKey: "\(purchase.key.store.rawValue):\(record.fact.id):\(millis):\(owed)",
+                    transactionID: record.fact.id, createdAt: now
+                )
+            )
+        }
+    }
+}
