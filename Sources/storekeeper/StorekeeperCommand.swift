@@ -21,6 +21,6 @@ struct StorekeeperCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "storekeeper",
         abstract: "A self-hosted in-app purchase and subscription server for the App Store and Google Play.",
-        subcommands: [VerifyCommand.self, SignCommand.self, SimulatorCommand.self]
+        subcommands: [VerifyCommand.self, SignCommand.self, SimulatorCommand.self, ConfigCommand.self]
     )
 }

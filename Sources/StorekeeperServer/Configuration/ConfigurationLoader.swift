@@ -230,58 +230,62 @@ struct Parse {
         return app
     }
 
+    /// `products.appStore` and `products.googlePlay`, each mapping product ids to what they grant.
     mutating func catalog(apps: [AppConfiguration]) -> Catalog {
-        guard let entries = root["products"] as? [Any], !entries.isEmpty else {
-            problem("products", "no products: a list of {id, store, kind, entitlements | balance+credits}")
+        guard let section = root["products"] as? [String: Any], !section.isEmpty else {
+            problem("products", "no products: add products.appStore and/or products.googlePlay")
             return Catalog()
         }
         var products: [CatalogProduct] = []
-        var seen: Set<String> = []
-        for (index, raw) in entries.enumerated() {
-            let path = "products[\(index)]"
-            guard let entry = raw as? [String: Any] else {
-                problem(path, "must be an object")
+        for storeKey in section.keys.sorted() {
+            let store: Store
+            switch storeKey {
+            case "appStore": store = .appStore
+            case "googlePlay": store = .googlePlay
+            default:
+                problem("products.\(storeKey)", "unknown store (expected appStore or googlePlay)")
                 continue
             }
-            guard let id = entry["id"] as? String, !id.isEmpty else {
-                problem("\(path).id", "is required")
+            guard let entries = section[storeKey] as? [String: Any] else {
+                problem("products.\(storeKey)", "must map product ids to {kind, entitlements | balance+credits}")
                 continue
             }
-            guard let storeName = entry["store"] as? String, let store = Store(rawValue: storeName) else {
-                problem("\(path).store", "must be app_store or google_play")
-                continue
+            if !apps.contains(where: { store == .appStore ? $0.appStore != nil : $0.googlePlay != nil }) {
+                problem("products.\(storeKey)", "no app has a \(storeKey) part")
             }
-            let kinds = ProductKind.allCases.map(\.rawValue).joined(separator: ", ")
-            guard let kindName = entry["kind"] as? String, let kind = ProductKind(rawValue: kindName) else {
-                problem("\(path).kind", "must be one of: \(kinds)")
-                continue
-            }
-            guard seen.insert("\(store.rawValue):\(id)").inserted else {
-                problem("\(path).id", "'\(id)' is listed twice for \(store.rawValue)")
-                continue
-            }
-            let entitlements = entry["entitlements"] as? [String] ?? []
-            let balance = entry["balance"] as? String
-            let credits = entry["credits"] as? Int ?? 0
-            if kind == .consumable {
-                if balance == nil || credits <= 0 {
-                    problem(path, "a consumable needs a balance name and credits > 0")
+            for id in entries.keys.sorted() {
+                if let product = product(id, store: store, entry: entries[id], path: "products.\(storeKey).\(id)") {
+                    products.append(product)
                 }
-            } else if entitlements.isEmpty {
-                problem("\(path).entitlements", "a \(kind.rawValue) product must grant at least one entitlement")
             }
-            let hasStore = apps.contains { store == .appStore ? $0.appStore != nil : $0.googlePlay != nil }
-            if !hasStore {
-                problem("\(path).store", "no app has a \(store == .appStore ? "appStore" : "googlePlay") part")
-            }
-            products.append(
-                CatalogProduct(
-                    id: id, store: store, kind: kind, entitlements: entitlements, balance: balance, credits: credits,
-                    group: entry["group"] as? String
-                )
-            )
         }
         return Catalog(products)
+    }
+
+    mutating func product(_ id: String, store: Store, entry: Any?, path: String) -> CatalogProduct? {
+        guard let entry = entry as? [String: Any] else {
+            problem(path, "must be an object")
+            return nil
+        }
+        let kinds = ProductKind.allCases.map(\.rawValue).joined(separator: ", ")
+        guard let kindName = entry["kind"] as? String, let kind = ProductKind(rawValue: kindName) else {
+            problem("\(path).kind", "must be one of: \(kinds)")
+            return nil
+        }
+        let entitlements = entry["entitlements"] as? [String] ?? []
+        let balance = entry["balance"] as? String
+        let credits = entry["credits"] as? Int ?? 0
+        if kind == .consumable {
+            if balance == nil || credits <= 0 {
+                problem(path, "a consumable needs a balance name and credits > 0")
+            }
+        } else if entitlements.isEmpty {
+            problem("\(path).entitlements", "a \(kind.rawValue) product must grant at least one entitlement")
+        }
+        return CatalogProduct(
+            id: id, store: store, kind: kind, entitlements: entitlements, balance: balance, credits: credits,
+            group: entry["group"] as? String
+        )
     }
 
     // MARK: Values
