@@ -116,6 +116,17 @@ let package = Package(
             swiftSettings: strictSwift6
         ),
         .testTarget(
+            name: "StorekeeperServerTests",
+            dependencies: [
+                "StorekeeperServer", "StorekeeperStorage", "StoreSimulator", "Storekeeper", "AppStoreServer",
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: strictSwift6
+        ),
+        .testTarget(
             name: "StorekeeperTests",
             dependencies: ["Storekeeper", "TestSupport"],
             swiftSettings: strictSwift6

@@ -1,0 +1,168 @@
+import Foundation
+import NIOHTTP1
+import StoreSimulator
+import Storekeeper
+import StorekeeperStorage
+import Testing
+
+/// The App Store story end to end: simulator → webhook → inbox → processing → customer view.
+@Suite(.serialized) struct AppStoreLifecycleTests {
+    @Test func subscriptionLifecycleThroughNotifications() async throws {
+        try await ServerHarness.run { h in
+            let token = try await h.createCustomer("alice")
+            let bought = try h.simulator.appStore.purchase(customer: "alice", product: "pro.monthly", appAccountToken: token)
+            try await h.settle()
+            var entitlements = try await h.entitlements("alice")
+            #expect(entitlements["pro"]?.active == true)
+            #expect(entitlements["pro"]?.state == "active")
+
+            // Renewal: still active a month later.
+            try await h.advance(days: 31)
+            #expect(try await h.entitlements("alice")["pro"]?.active == true)
+
+            // Billing fails: billing retry (no grace period configured) removes access; recovery restores it.
+            try h.simulator.appStore.failBilling(bought.originalTransactionId)
+            try await h.advance(days: 31)
+            entitlements = try await h.entitlements("alice")
+            #expect(entitlements["pro"]?.active == false)
+            #expect(entitlements["pro"]?.state == "billing_retry")
+            try h.simulator.appStore.recoverBilling(bought.originalTransactionId)
+            try await h.settle()
+            #expect(try await h.entitlements("alice")["pro"]?.active == true)
+
+            // Cancel: access until expiry, then expired.
+            try h.simulator.appStore.setAutoRenew(bought.originalTransactionId, on: false)
+            try await h.settle()
+            entitlements = try await h.entitlements("alice")
+            #expect(entitlements["pro"]?.active == true)
+            #expect(entitlements["pro"]?.state == "canceled")
+            try await h.advance(days: 32)
+            entitlements = try await h.entitlements("alice")
+            #expect(entitlements["pro"]?.active == false)
+            #expect(entitlements["pro"]?.state == "expired")
+
+            let history = try await h.storage.transaction {
+                try await $0.stateChanges(of: .appStore(bought.originalTransactionId))
+            }
+            #expect(history.map(\.to).contains(.billingRetry))
+            #expect(history.last?.to == .expired)
+        }
+    }
+
+    @Test func refundRemovesAccessAndAConsumableRefundTakesCreditsBack() async throws {
+        try await ServerHarness.run { h in
+            let token = try await h.createCustomer("bob")
+            let sub = try h.simulator.appStore.purchase(customer: "bob", product: "pro.monthly", appAccountToken: token)
+            let coins = try h.simulator.appStore.purchase(customer: "bob", product: "coins.100", appAccountToken: token)
+            try await h.settle()
+            #expect(try await h.balances("bob")["coins"] == 100)
+            #expect(try await h.entitlements("bob")["pro"]?.active == true)
+
+            try h.simulator.appStore.refund(transactionId: sub.transactionId)
+            try h.simulator.appStore.refund(transactionId: coins.transactionId, revocationPercentage: 50_000)
+            try await h.settle()
+            let entitlements = try await h.entitlements("bob")
+            #expect(entitlements["pro"]?.active == false)
+            #expect(entitlements["pro"]?.state == "revoked")
+            #expect(try await h.balances("bob")["coins"] == 50)
+
+            // Debits: idempotent, refused beyond the balance.
+            let debit = #"{"amount": 20, "idempotencyKey": "order-1"}"#
+            let first = try await h.request(.POST, "/v1/customers/bob/balances/coins/debits", json: debit)
+            let again = try await h.request(.POST, "/v1/customers/bob/balances/coins/debits", json: debit)
+            #expect(first.status == 200)
+            #expect(again.status == 200)
+            #expect(try await h.balances("bob")["coins"] == 30)
+            let tooMuch = try await h.request(
+                .POST, "/v1/customers/bob/balances/coins/debits", json: #"{"amount": 31, "idempotencyKey": "order-2"}"#
+            )
+            #expect(tooMuch.status == 409)
+            #expect((tooMuch.body["error"] as? [String: Any])?["code"] as? String == "insufficient-balance")
+        }
+    }
+
+    @Test func duplicatedAndReorderedDeliveriesGiveTheInOrderState() async throws {
+        try await ServerHarness.run { h in
+            let token = try await h.createCustomer("carol")
+            let bought = try h.simulator.appStore.purchase(customer: "carol", product: "pro.monthly", appAccountToken: token)
+            try await h.settle()
+            let stored = h.simulator.appStore.notifications
+            // Deliver every notification again, newest first.
+            for notification in stored.reversed() {
+                let body = #"{"signedPayload": "\#(notification.signedPayload)"}"#
+                let (status, _) = try await h.request(.POST, "/v1/notifications/app-store", json: body, key: nil)
+                #expect(status == 200)
+            }
+            try await h.settle()
+            let entitlements = try await h.entitlements("carol")
+            #expect(entitlements["pro"]?.active == true)
+            let history = try await h.storage.transaction {
+                try await $0.stateChanges(of: .appStore(bought.originalTransactionId))
+            }
+            #expect(history.count == 1)
+        }
+    }
+
+    @Test func forgedAndGarbledNotificationsAreRefusedAndChangeNothing() async throws {
+        try await ServerHarness.run { h in
+            _ = try await h.createCustomer("dave")
+            let forger = try TestCertificateChain(options: .init(now: ServerHarness.start, name: "Forger"))
+            let forged = try AppStoreSigner(chain: forger).sign(payloadJSON: Data(
+                #"{"notificationType":"TEST","notificationUUID":"forged-1","signedDate":1767225600000,"data":{"bundleId":"com.example.storekeeper","environment":"Sandbox"}}"#.utf8)
+            )
+            for body in [#"{"signedPayload": "\#(forged)"}"#, #"{"signedPayload": "a.b.c"}"#, "not json", "{}"] {
+                let (status, answer) = try await h.request(.POST, "/v1/notifications/app-store", json: body, key: nil)
+                #expect(status == 400, "\(body.prefix(40)) got \(status)")
+                #expect((answer["error"] as? [String: Any])?["code"] != nil)
+            }
+            let counts = try await h.storage.transaction { try await $0.notificationCounts() }
+            #expect(counts.values.reduce(0, +) == 0)
+        }
+    }
+
+    @Test func customerAPIRequiresKeysAndValidatesInput() async throws {
+        try await ServerHarness.run { h in
+            #expect(try await h.request(.PUT, "/v1/customers/erin", key: nil).status == 401)
+            #expect(try await h.request(.PUT, "/v1/customers/erin", key: "wrong-key-wrong-key").status == 401)
+            #expect(try await h.request(.PUT, "/v1/customers/erin", key: ServerHarness.readOnlyKey).status == 403)
+            #expect(try await h.request(.GET, "/v1/customers/erin", key: ServerHarness.readOnlyKey).status == 404)
+            _ = try await h.createCustomer("erin")
+            #expect(try await h.request(.GET, "/v1/customers/erin", key: ServerHarness.readOnlyKey).status == 200)
+            let garbled = try await h.request(
+                .POST, "/v1/customers/erin/purchases/app-store", json: #"{"signedTransaction": "x.y.z"}"#
+            )
+            #expect(garbled.status == 400)
+            #expect(try await h.request(.GET, "/health", key: nil).status == 200)
+            #expect(try await h.request(.GET, "/ready", key: nil).status == 200)
+        }
+    }
+
+    @Test func aSecondCustomerPresentingTheSamePurchaseMeetsThePolicy() async throws {
+        for policy in [OwnershipPolicy.keep, .transfer] {
+            try await ServerHarness.run(policy: policy) { h in
+                let token = try await h.createCustomer("frank")
+                let bought = try h.simulator.appStore.purchase(
+                    customer: "frank", product: "pro.monthly", appAccountToken: token
+                )
+                try await h.settle()
+                _ = try await h.createCustomer("grace")
+                let submission = #"{"transactionId": "\#(bought.transactionId)", "environment": "Sandbox"}"#
+                let (status, body) = try await h.request(.POST, "/v1/customers/grace/purchases/app-store", json: submission)
+                switch policy {
+                case .keep:
+                    #expect(status == 409)
+                    #expect((body["error"] as? [String: Any])?["code"] as? String == "ownership-conflict")
+                    #expect(try await h.entitlements("frank")["pro"]?.active == true)
+                default:
+                    #expect(status == 200)
+                    #expect(try await h.entitlements("grace")["pro"]?.active == true)
+                    #expect(try await h.entitlements("frank")["pro"] == nil)
+                    let transfers = try await h.storage.transaction {
+                        try await $0.transfers(of: .appStore(bought.originalTransactionId))
+                    }
+                    #expect(transfers.count == 1)
+                }
+            }
+        }
+    }
+}
