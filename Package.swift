@@ -27,6 +27,12 @@ let package = Package(
         .package(url: "https://github.com/swift-server/async-http-client.git", from: "1.37.0"),
         .package(url: "https://github.com/hummingbird-project/hummingbird.git", from: "2.28.1"),
         .package(url: "https://github.com/swift-server/swift-service-lifecycle.git", from: "2.13.0"),
+        // Storage: one SQL implementation over SQLKit, with SQLite and PostgreSQL drivers.
+        .package(url: "https://github.com/vapor/sql-kit.git", from: "3.36.0"),
+        .package(url: "https://github.com/vapor/sqlite-kit.git", from: "4.5.2"),
+        .package(url: "https://github.com/vapor/sqlite-nio.git", from: "1.13.2"),
+        .package(url: "https://github.com/vapor/postgres-kit.git", from: "2.17.0"),
+        .package(url: "https://github.com/vapor/postgres-nio.git", from: "1.33.2"),
         .package(url: "https://github.com/apple/swift-configuration.git", from: "1.4.0"),
         .package(url: "https://github.com/apple/swift-system.git", from: "1.8.1"),
         .package(url: "https://github.com/apple/swift-metrics.git", from: "2.13.0"),
@@ -63,7 +69,15 @@ let package = Package(
         .target(name: "Storekeeper", swiftSettings: strictSwift6),
         .target(
             name: "StorekeeperStorage",
-            dependencies: ["Storekeeper"],
+            dependencies: [
+                "Storekeeper",
+                .product(name: "SQLKit", package: "sql-kit"),
+                .product(name: "SQLiteKit", package: "sqlite-kit"),
+                .product(name: "SQLiteNIO", package: "sqlite-nio"),
+                .product(name: "PostgresKit", package: "postgres-kit"),
+                .product(name: "PostgresNIO", package: "postgres-nio"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
             swiftSettings: strictSwift6
         ),
         .target(
@@ -129,6 +143,15 @@ let package = Package(
         .testTarget(
             name: "StorekeeperTests",
             dependencies: ["Storekeeper", "TestSupport"],
+            swiftSettings: strictSwift6
+        ),
+        .testTarget(
+            name: "StorekeeperStorageTests",
+            dependencies: [
+                "StorekeeperStorage", "Storekeeper",
+                .product(name: "PostgresNIO", package: "postgres-nio"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
             swiftSettings: strictSwift6
         ),
         .testTarget(

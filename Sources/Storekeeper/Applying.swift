@@ -28,7 +28,8 @@ extension Purchase {
     /// Marking a purchase replaced is ``superseding(at:)``.
     public func applying(_ fact: PurchaseFact) -> FactOutcome {
         precondition(fact.key == key, "a fact about \(fact.key) applied to \(key)")
-        guard fact.observedAt > observedAt else { return .stale }
+        guard fact.observedAt > observedAt || (fact.observedAt == observedAt && fact.state.tieRank > state.tieRank)
+        else { return .stale }
         var next = Purchase(fact: fact, customerID: customerID)
         next.accountHint = fact.accountHint ?? accountHint
         next.replaces = fact.replaces ?? replaces
@@ -63,7 +64,28 @@ public struct TransactionRecord: Sendable, Hashable, Codable {
 
     /// The record after hearing `newer` about the same transaction (stale words change nothing).
     public func merging(_ newer: TransactionFact) -> TransactionRecord {
-        guard newer.id == fact.id, newer.observedAt > fact.observedAt else { return self }
+        let revokes = newer.revokedAt != nil && fact.revokedAt == nil
+        guard newer.id == fact.id,
+            newer.observedAt > fact.observedAt || (newer.observedAt == fact.observedAt && revokes)
+        else { return self }
         return TransactionRecord(purchaseKey: purchaseKey, fact: newer)
+    }
+}
+
+extension SubscriptionState {
+    /// Breaks ties between two facts observed in the same millisecond, the same way whatever the
+    /// delivery order: the state further along a purchase's life wins.
+    var tieRank: Int {
+        switch self {
+        case .pending: 0
+        case .active: 1
+        case .paused: 2
+        case .canceled: 3
+        case .gracePeriod: 4
+        case .billingRetry: 5
+        case .expired: 6
+        case .revoked: 7
+        case .superseded: 8
+        }
     }
 }

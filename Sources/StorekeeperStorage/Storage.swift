@@ -117,6 +117,8 @@ public struct StorageError: Error, Sendable, CustomStringConvertible {
 
     public var reason: Reason
     public var detail: String
+    /// A PostgreSQL serialization failure or deadlock: rerunning the transaction may succeed.
+    var isRetryable = false
 
     public init(_ reason: Reason, _ detail: String) {
         self.reason = reason

@@ -10,7 +10,8 @@ import Testing
     @Test func subscriptionLifecycleThroughNotifications() async throws {
         try await ServerHarness.run { h in
             let token = try await h.createCustomer("alice")
-            let bought = try h.simulator.appStore.purchase(customer: "alice", product: "pro.monthly", appAccountToken: token)
+            let bought = try h.simulator.appStore.purchase(
+                customer: "alice", product: "pro.monthly", appAccountToken: token)
             try await h.settle()
             var entitlements = try await h.entitlements("alice")
             #expect(entitlements["pro"]?.active == true)
@@ -84,7 +85,8 @@ import Testing
     @Test func duplicatedAndReorderedDeliveriesGiveTheInOrderState() async throws {
         try await ServerHarness.run { h in
             let token = try await h.createCustomer("carol")
-            let bought = try h.simulator.appStore.purchase(customer: "carol", product: "pro.monthly", appAccountToken: token)
+            let bought = try h.simulator.appStore.purchase(
+                customer: "carol", product: "pro.monthly", appAccountToken: token)
             try await h.settle()
             let stored = h.simulator.appStore.notifications
             // Deliver every notification again, newest first.
@@ -107,8 +109,10 @@ import Testing
         try await ServerHarness.run { h in
             _ = try await h.createCustomer("dave")
             let forger = try TestCertificateChain(options: .init(now: ServerHarness.start, name: "Forger"))
-            let forged = try AppStoreSigner(chain: forger).sign(payloadJSON: Data(
-                #"{"notificationType":"TEST","notificationUUID":"forged-1","signedDate":1767225600000,"data":{"bundleId":"com.example.storekeeper","environment":"Sandbox"}}"#.utf8)
+            let forged = try AppStoreSigner(chain: forger).sign(
+                payloadJSON: Data(
+                    #"{"notificationType":"TEST","notificationUUID":"forged-1","signedDate":1767225600000,"data":{"bundleId":"com.example.storekeeper","environment":"Sandbox"}}"#
+                        .utf8)
             )
             for body in [#"{"signedPayload": "\#(forged)"}"#, #"{"signedPayload": "a.b.c"}"#, "not json", "{}"] {
                 let (status, answer) = try await h.request(.POST, "/v1/notifications/app-store", json: body, key: nil)
@@ -147,7 +151,8 @@ import Testing
                 try await h.settle()
                 _ = try await h.createCustomer("grace")
                 let submission = #"{"transactionId": "\#(bought.transactionId)", "environment": "Sandbox"}"#
-                let (status, body) = try await h.request(.POST, "/v1/customers/grace/purchases/app-store", json: submission)
+                let (status, body) = try await h.request(
+                    .POST, "/v1/customers/grace/purchases/app-store", json: submission)
                 switch policy {
                 case .keep:
                     #expect(status == 409)

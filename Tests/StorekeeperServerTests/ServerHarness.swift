@@ -42,7 +42,8 @@ struct ServerHarness {
             let keyPath = directory.appendingPathComponent("AuthKey_TESTKEY001.p8").path
             try signingKey.pemRepresentation.write(toFile: keyPath, atomically: true, encoding: .utf8)
             simulator.appStore.registerAPIKey(keyId: "TESTKEY001", publicKey: signingKey.publicKey)
-            simulator.appStore.addApp(SimulatedApp(bundleId: bundleID, appAppleId: 1_234_567_890, environment: .sandbox))
+            simulator.appStore.addApp(
+                SimulatedApp(bundleId: bundleID, appAppleId: 1_234_567_890, environment: .sandbox))
             try simulator.appStore.addProduct(
                 .autoRenewable("pro.monthly", bundleId: bundleID, group: "pro", level: 2, period: "P1M", price: 9_990)
             )
@@ -75,7 +76,8 @@ struct ServerHarness {
                     CatalogProduct(
                         id: "max.monthly", store: .appStore, kind: .subscription, entitlements: ["pro", "max"]
                     ),
-                    CatalogProduct(id: "coins.100", store: .appStore, kind: .consumable, balance: "coins", credits: 100),
+                    CatalogProduct(
+                        id: "coins.100", store: .appStore, kind: .consumable, balance: "coins", credits: 100),
                 ]),
                 processing: ProcessingSettings(initialRetryDelay: 0.05, maxRetryDelay: 1, pollInterval: 0.05)
             )
@@ -97,7 +99,8 @@ struct ServerHarness {
             let port = try #require(await iterator.next())
             let baseURL = "http://127.0.0.1:\(port)"
             try simulator.appStore.setNotificationURL("\(baseURL)/v1/notifications/app-store", bundleId: bundleID)
-            let harness = ServerHarness(simulator: simulator, application: application, storage: storage, baseURL: baseURL)
+            let harness = ServerHarness(
+                simulator: simulator, application: application, storage: storage, baseURL: baseURL)
             do {
                 try await body(harness)
             } catch {

@@ -29,10 +29,12 @@ import Testing
         return purchase
     }
 
-    @Test func olderAndEqualFactsAreStale() {
+    @Test func olderFactsAreStaleAndTiesGoToTheLaterState() {
         let purchase = Purchase(fact: fact(.active, at: 100))
         #expect(purchase.applying(fact(.expired, at: 50)) == .stale)
-        #expect(purchase.applying(fact(.expired, at: 100)) == .stale)
+        #expect(purchase.applying(fact(.active, at: 100)) == .stale)
+        #expect(purchase.applying(fact(.expired, at: 100)) != .stale)
+        #expect(Purchase(fact: fact(.expired, at: 100)).applying(fact(.active, at: 100)) == .stale)
         guard case .applied(let next) = purchase.applying(fact(.canceled, at: 101)) else {
             Issue.record("a newer fact was not applied")
             return

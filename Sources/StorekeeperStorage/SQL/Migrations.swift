@@ -1,0 +1,353 @@
+import Foundation
+import SQLKit
+
+/// One numbered change of the schema, with its SQL for each dialect. Migrations are applied in
+/// order, each in its own transaction together with its row in `schema_migrations`, and are never
+/// edited once released: a change is a new migration.
+struct Migration: Sendable {
+    let version: Int
+    let name: String
+    let sqlite: [String]
+    let postgresql: [String]
+
+    func statements(for flavor: SQLFlavor) -> [String] {
+        switch flavor {
+        case .sqlite: sqlite
+        case .postgresql: postgresql
+        }
+    }
+}
+
+extension Migration {
+    /// Every migration this build knows, oldest first.
+    static let all: [Migration] = [initialSchema]
+
+    /// The version a fully migrated database reports.
+    static var latestVersion: Int { all.last?.version ?? 0 }
+
+    /// Tables for everything the ``StorageTransaction`` protocol keeps. Dates are integer
+    /// milliseconds since 1970, enums their raw values; SQLite tables are STRICT so a wrongly typed
+    /// value fails instead of being stored.
+    static let initialSchema = Migration(
+        version: 1, name: "initial schema",
+        sqlite: [
+            """
+            CREATE TABLE customers (
+                id TEXT NOT NULL PRIMARY KEY,
+                app_account_token TEXT NOT NULL UNIQUE,
+                created_at INTEGER NOT NULL
+            ) STRICT
+            """,
+            """
+            CREATE TABLE purchases (
+                store TEXT NOT NULL,
+                id TEXT NOT NULL,
+                customer_id TEXT REFERENCES customers (id),
+                product_id TEXT NOT NULL,
+                kind TEXT NOT NULL,
+                environment TEXT NOT NULL,
+                state TEXT NOT NULL,
+                expires_at INTEGER,
+                grace_period_expires_at INTEGER,
+                auto_renew INTEGER,
+                ownership TEXT NOT NULL,
+                quantity INTEGER NOT NULL,
+                account_hint TEXT,
+                replaces_store TEXT,
+                replaces_id TEXT,
+                observed_at INTEGER NOT NULL,
+                needs_acknowledgement INTEGER NOT NULL,
+                PRIMARY KEY (store, id)
+            ) STRICT
+            """,
+            "CREATE INDEX purchases_customer ON purchases (customer_id)",
+            "CREATE INDEX purchases_account_hint ON purchases (account_hint)",
+            """
+            CREATE INDEX purchases_awaiting_acknowledgement ON purchases (store, observed_at)
+            WHERE needs_acknowledgement = 1
+            """,
+            """
+            CREATE TABLE transactions (
+                store TEXT NOT NULL,
+                id TEXT NOT NULL,
+                purchase_id TEXT NOT NULL,
+                product_id TEXT NOT NULL,
+                purchased_at INTEGER NOT NULL,
+                quantity INTEGER NOT NULL,
+                revoked_at INTEGER,
+                refunded_fraction REAL NOT NULL,
+                observed_at INTEGER NOT NULL,
+                PRIMARY KEY (store, id)
+            ) STRICT
+            """,
+            "CREATE INDEX transactions_purchase ON transactions (store, purchase_id)",
+            """
+            CREATE TABLE state_changes (
+                seq INTEGER PRIMARY KEY AUTOINCREMENT,
+                store TEXT NOT NULL,
+                purchase_id TEXT NOT NULL,
+                from_state TEXT,
+                to_state TEXT NOT NULL,
+                expires_at INTEGER,
+                observed_at INTEGER NOT NULL,
+                cause_source TEXT NOT NULL,
+                cause_event TEXT,
+                cause_reference TEXT
+            ) STRICT
+            """,
+            "CREATE INDEX state_changes_purchase ON state_changes (store, purchase_id, seq)",
+            """
+            CREATE TABLE ownership_transfers (
+                seq INTEGER PRIMARY KEY AUTOINCREMENT,
+                store TEXT NOT NULL,
+                purchase_id TEXT NOT NULL,
+                from_customer TEXT NOT NULL,
+                to_customer TEXT NOT NULL,
+                policy TEXT NOT NULL,
+                transferred_at INTEGER NOT NULL
+            ) STRICT
+            """,
+            "CREATE INDEX ownership_transfers_purchase ON ownership_transfers (store, purchase_id, seq)",
+            """
+            CREATE TABLE ledger_entries (
+                seq INTEGER PRIMARY KEY AUTOINCREMENT,
+                customer_id TEXT NOT NULL REFERENCES customers (id),
+                balance TEXT NOT NULL,
+                amount INTEGER NOT NULL,
+                reason TEXT NOT NULL,
+                idempotency_key TEXT NOT NULL,
+                transaction_id TEXT,
+                created_at INTEGER NOT NULL,
+                UNIQUE (customer_id, idempotency_key)
+            ) STRICT
+            """,
+            "CREATE INDEX ledger_entries_transaction ON ledger_entries (customer_id, transaction_id)",
+            """
+            CREATE TABLE inbox (
+                store TEXT NOT NULL,
+                dedupe_key TEXT NOT NULL,
+                body BLOB NOT NULL,
+                received_at INTEGER NOT NULL,
+                status TEXT NOT NULL,
+                attempts INTEGER NOT NULL,
+                next_attempt_at INTEGER,
+                last_error TEXT,
+                processed_at INTEGER,
+                PRIMARY KEY (store, dedupe_key)
+            ) STRICT
+            """,
+            "CREATE INDEX inbox_due ON inbox (next_attempt_at) WHERE status IN ('pending', 'failed')",
+            "CREATE INDEX inbox_status ON inbox (status, received_at)",
+            """
+            CREATE TABLE api_keys (
+                id TEXT NOT NULL PRIMARY KEY,
+                name TEXT NOT NULL,
+                secret_hash TEXT NOT NULL UNIQUE,
+                scope TEXT NOT NULL,
+                created_at INTEGER NOT NULL
+            ) STRICT
+            """,
+            """
+            CREATE TABLE cursors (
+                name TEXT NOT NULL PRIMARY KEY,
+                value TEXT NOT NULL
+            ) STRICT
+            """,
+        ],
+        postgresql: [
+            """
+            CREATE TABLE customers (
+                id TEXT NOT NULL PRIMARY KEY,
+                app_account_token TEXT NOT NULL UNIQUE,
+                created_at BIGINT NOT NULL
+            )
+            """,
+            """
+            CREATE TABLE purchases (
+                store TEXT NOT NULL,
+                id TEXT NOT NULL,
+                customer_id TEXT REFERENCES customers (id),
+                product_id TEXT NOT NULL,
+                kind TEXT NOT NULL,
+                environment TEXT NOT NULL,
+                state TEXT NOT NULL,
+                expires_at BIGINT,
+                grace_period_expires_at BIGINT,
+                auto_renew BOOLEAN,
+                ownership TEXT NOT NULL,
+                quantity BIGINT NOT NULL,
+                account_hint TEXT,
+                replaces_store TEXT,
+                replaces_id TEXT,
+                observed_at BIGINT NOT NULL,
+                needs_acknowledgement BOOLEAN NOT NULL,
+                PRIMARY KEY (store, id)
+            )
+            """,
+            "CREATE INDEX purchases_customer ON purchases (customer_id)",
+            "CREATE INDEX purchases_account_hint ON purchases (account_hint)",
+            """
+            CREATE INDEX purchases_awaiting_acknowledgement ON purchases (store, observed_at)
+            WHERE needs_acknowledgement
+            """,
+            """
+            CREATE TABLE transactions (
+                store TEXT NOT NULL,
+                id TEXT NOT NULL,
+                purchase_id TEXT NOT NULL,
+                product_id TEXT NOT NULL,
+                purchased_at BIGINT NOT NULL,
+                quantity BIGINT NOT NULL,
+                revoked_at BIGINT,
+                refunded_fraction DOUBLE PRECISION NOT NULL,
+                observed_at BIGINT NOT NULL,
+                PRIMARY KEY (store, id)
+            )
+            """,
+            "CREATE INDEX transactions_purchase ON transactions (store, purchase_id)",
+            """
+            CREATE TABLE state_changes (
+                seq BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+                store TEXT NOT NULL,
+                purchase_id TEXT NOT NULL,
+                from_state TEXT,
+                to_state TEXT NOT NULL,
+                expires_at BIGINT,
+                observed_at BIGINT NOT NULL,
+                cause_source TEXT NOT NULL,
+                cause_event TEXT,
+                cause_reference TEXT
+            )
+            """,
+            "CREATE INDEX state_changes_purchase ON state_changes (store, purchase_id, seq)",
+            """
+            CREATE TABLE ownership_transfers (
+                seq BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+                store TEXT NOT NULL,
+                purchase_id TEXT NOT NULL,
+                from_customer TEXT NOT NULL,
+                to_customer TEXT NOT NULL,
+                policy TEXT NOT NULL,
+                transferred_at BIGINT NOT NULL
+            )
+            """,
+            "CREATE INDEX ownership_transfers_purchase ON ownership_transfers (store, purchase_id, seq)",
+            """
+            CREATE TABLE ledger_entries (
+                seq BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+                customer_id TEXT NOT NULL REFERENCES customers (id),
+                balance TEXT NOT NULL,
+                amount BIGINT NOT NULL,
+                reason TEXT NOT NULL,
+                idempotency_key TEXT NOT NULL,
+                transaction_id TEXT,
+                created_at BIGINT NOT NULL,
+                UNIQUE (customer_id, idempotency_key)
+            )
+            """,
+            "CREATE INDEX ledger_entries_transaction ON ledger_entries (customer_id, transaction_id)",
+            """
+            CREATE TABLE inbox (
+                store TEXT NOT NULL,
+                dedupe_key TEXT NOT NULL,
+                body BYTEA NOT NULL,
+                received_at BIGINT NOT NULL,
+                status TEXT NOT NULL,
+                attempts BIGINT NOT NULL,
+                next_attempt_at BIGINT,
+                last_error TEXT,
+                processed_at BIGINT,
+                PRIMARY KEY (store, dedupe_key)
+            )
+            """,
+            "CREATE INDEX inbox_due ON inbox (next_attempt_at) WHERE status IN ('pending', 'failed')",
+            "CREATE INDEX inbox_status ON inbox (status, received_at)",
+            """
+            CREATE TABLE api_keys (
+                id TEXT NOT NULL PRIMARY KEY,
+                name TEXT NOT NULL,
+                secret_hash TEXT NOT NULL UNIQUE,
+                scope TEXT NOT NULL,
+                created_at BIGINT NOT NULL
+            )
+            """,
+            """
+            CREATE TABLE cursors (
+                name TEXT NOT NULL PRIMARY KEY,
+                value TEXT NOT NULL
+            )
+            """,
+        ])
+}
+
+/// Applies migrations and reads the schema version over a backend's transactions.
+struct Migrator: Sendable {
+    let migrations: [Migration]
+    let flavor: SQLFlavor
+
+    var latestVersion: Int { migrations.map(\.version).max() ?? 0 }
+
+    /// The version recorded in `database` (0 when `schema_migrations` does not exist yet).
+    func currentVersion(_ database: any SQLDatabase) async throws -> Int {
+        let presence: SQLQueryString =
+            switch flavor {
+            case .sqlite:
+                """
+                SELECT COUNT(*) AS present FROM sqlite_master WHERE type = 'table' AND name = 'schema_migrations'
+                """
+            case .postgresql:
+                "SELECT CAST(COUNT(to_regclass('schema_migrations')) AS BIGINT) AS present"
+            }
+        guard let presenceRow = try await database.raw(presence).first(),
+            try RowReader(row: presenceRow, table: "schema_migrations").int("present") > 0
+        else { return 0 }
+        guard
+            let versionRow = try await database.raw(
+                "SELECT CAST(COALESCE(MAX(version), 0) AS BIGINT) AS version FROM schema_migrations"
+            ).first()
+        else { return 0 }
+        return try RowReader(row: versionRow, table: "schema_migrations").int("version")
+    }
+
+    /// Applies the migration with `version` in `database` if it is the next one due; returns
+    /// whether it did. Runs inside a transaction that holds the migration lock.
+    func applyIfDue(_ migration: Migration, in database: any SQLDatabase, now: Date) async throws -> Bool {
+        let recordTable: SQLQueryString =
+            switch flavor {
+            case .sqlite:
+                """
+                CREATE TABLE IF NOT EXISTS schema_migrations (
+                    version INTEGER NOT NULL PRIMARY KEY, name TEXT NOT NULL, applied_at INTEGER NOT NULL
+                ) STRICT
+                """
+            case .postgresql:
+                """
+                CREATE TABLE IF NOT EXISTS schema_migrations (
+                    version BIGINT NOT NULL PRIMARY KEY, name TEXT NOT NULL, applied_at BIGINT NOT NULL
+                )
+                """
+            }
+        try await database.raw(recordTable).run()
+        let current = try await currentVersion(database)
+        try refuseNewer(current)
+        guard current < migration.version else { return false }
+        for statement in migration.statements(for: flavor) {
+            try await database.raw(SQLQueryString(statement)).run()
+        }
+        try await database.raw(
+            """
+            INSERT INTO schema_migrations (version, name, applied_at)
+            VALUES (\(bind: migration.version), \(bind: migration.name), \(bind: StoredTime.milliseconds(now)))
+            """
+        ).run()
+        return true
+    }
+
+    func refuseNewer(_ current: Int) throws {
+        guard current > latestVersion else { return }
+        throw StorageError(
+            .schemaTooNew,
+            "the database is at schema version \(current), newer than version \(latestVersion) this build knows; "
+                + "run a newer Storekeeper")
+    }
+}

@@ -1,0 +1,35 @@
+import Foundation
+import SQLKit
+
+/// The few places where SQLite and PostgreSQL need different SQL; everything else is shared.
+enum SQLFlavor: String, Sendable {
+    case sqlite
+    case postgresql
+
+    /// Appended to a `SELECT` that reads a row the transaction will write back: PostgreSQL locks the
+    /// row against concurrent writers; SQLite needs nothing, as its transactions run one at a time.
+    var lockForUpdate: String {
+        switch self {
+        case .sqlite: ""
+        case .postgresql: " FOR UPDATE"
+        }
+    }
+
+    /// Like ``lockForUpdate``, but rows another transaction holds are skipped instead of waited for,
+    /// so several workers claim disjoint batches.
+    var lockSkippingLocked: String {
+        switch self {
+        case .sqlite: ""
+        case .postgresql: " FOR UPDATE SKIP LOCKED"
+        }
+    }
+
+    /// A bound BLOB/BYTEA value. SQLiteNIO binds an empty buffer as NULL, so SQLite gets an explicit
+    /// empty-blob fallback.
+    func blob(_ value: Data) -> SQLQueryString {
+        switch self {
+        case .sqlite: "COALESCE(\(bind: value), X'')"
+        case .postgresql: "\(bind: value)"
+        }
+    }
+}

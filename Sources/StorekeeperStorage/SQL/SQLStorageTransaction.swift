@@ -1,0 +1,501 @@
+import Foundation
+import SQLKit
+import Storekeeper
+
+/// The one implementation of ``StorageTransaction`` for both backends: SQL through SQLKit on a
+/// connection that is inside an open transaction. Where the dialects differ, ``SQLFlavor`` says how.
+struct SQLStorageTransaction: StorageTransaction {
+    let database: any SQLDatabase
+    let flavor: SQLFlavor
+    let errors: StorageErrorTranslator
+
+    // MARK: Running statements
+
+    private func run(_ query: SQLQueryString) async throws {
+        do {
+            try await database.raw(query).run()
+        } catch {
+            throw errors.translate(error)
+        }
+    }
+
+    private func rows(_ query: SQLQueryString) async throws -> [any SQLRow] {
+        do {
+            return try await database.raw(query).all()
+        } catch {
+            throw errors.translate(error)
+        }
+    }
+
+    private func row(_ query: SQLQueryString) async throws -> (any SQLRow)? {
+        try await rows(query).first
+    }
+
+    // MARK: Customers
+
+    private static let customerColumns = "id, app_account_token, created_at"
+
+    private func customer(from row: any SQLRow) throws -> Customer {
+        let reader = RowReader(row: row, table: "customers")
+        return Customer(
+            id: CustomerID(try reader.string("id")), appAccountToken: try reader.uuid("app_account_token"),
+            createdAt: try reader.date("created_at"))
+    }
+
+    func customer(_ id: CustomerID) async throws -> Customer? {
+        try await row(
+            "SELECT \(unsafeRaw: Self.customerColumns) FROM customers WHERE id = \(bind: id.rawValue)"
+        ).map(customer(from:))
+    }
+
+    func customer(appAccountToken: UUID) async throws -> Customer? {
+        try await row(
+            """
+            SELECT \(unsafeRaw: Self.customerColumns) FROM customers
+            WHERE app_account_token = \(bind: appAccountToken.uuidString)
+            """
+        ).map(customer(from:))
+    }
+
+    func insertCustomer(_ customer: Customer) async throws {
+        // DO NOTHING instead of a failing insert: on PostgreSQL a failed statement would abort the
+        // whole transaction, and the caller may want to go on after a conflict.
+        let inserted = try await rows(
+            """
+            INSERT INTO customers (id, app_account_token, created_at)
+            VALUES (\(bind: customer.id.rawValue), \(bind: customer.appAccountToken.uuidString),
+                    \(bind: StoredTime.milliseconds(customer.createdAt)))
+            ON CONFLICT DO NOTHING RETURNING id
+            """)
+        guard inserted.isEmpty else { return }
+        throw StorageError(
+            .conflict,
+            "a customer with id '\(customer.id)' or app account token \(customer.appAccountToken) already exists")
+    }
+
+    // MARK: Purchases
+
+    private static let purchaseColumns = """
+        store, id, customer_id, product_id, kind, environment, state, expires_at, grace_period_expires_at, \
+        auto_renew, ownership, quantity, account_hint, replaces_store, replaces_id, observed_at, needs_acknowledgement
+        """
+
+    private func purchase(from row: any SQLRow) throws -> Purchase {
+        let reader = RowReader(row: row, table: "purchases")
+        var replaces: PurchaseKey?
+        if let replacedStore = try reader.optionalRaw("replaces_store", as: Store.self) {
+            replaces = PurchaseKey(store: replacedStore, id: try reader.string("replaces_id"))
+        }
+        return Purchase(
+            key: PurchaseKey(store: try reader.raw("store", as: Store.self), id: try reader.string("id")),
+            customerID: try reader.optionalString("customer_id").map(CustomerID.init(rawValue:)),
+            productID: try reader.string("product_id"),
+            kind: try reader.raw("kind", as: ProductKind.self),
+            environment: try reader.string("environment"),
+            state: try reader.raw("state", as: SubscriptionState.self),
+            expiresAt: try reader.optionalDate("expires_at"),
+            gracePeriodExpiresAt: try reader.optionalDate("grace_period_expires_at"),
+            autoRenew: try reader.optionalBool("auto_renew"),
+            ownership: try reader.raw("ownership", as: Ownership.self),
+            quantity: try reader.int("quantity"),
+            accountHint: try reader.optionalString("account_hint"),
+            replaces: replaces,
+            observedAt: try reader.date("observed_at"),
+            needsAcknowledgement: try reader.bool("needs_acknowledgement"))
+    }
+
+    func purchase(_ key: PurchaseKey) async throws -> Purchase? {
+        try await row(
+            """
+            SELECT \(unsafeRaw: Self.purchaseColumns) FROM purchases
+            WHERE store = \(bind: key.store.rawValue) AND id = \(bind: key.id)\(unsafeRaw: flavor.lockForUpdate)
+            """
+        ).map(purchase(from:))
+    }
+
+    func savePurchase(_ purchase: Purchase) async throws {
+        try await run(
+            """
+            INSERT INTO purchases (\(unsafeRaw: Self.purchaseColumns))
+            VALUES (\(bind: purchase.key.store.rawValue), \(bind: purchase.key.id),
+                    \(bind: purchase.customerID?.rawValue), \(bind: purchase.productID), \(bind: purchase.kind.rawValue),
+                    \(bind: purchase.environment), \(bind: purchase.state.rawValue),
+                    \(bind: StoredTime.milliseconds(purchase.expiresAt)),
+                    \(bind: StoredTime.milliseconds(purchase.gracePeriodExpiresAt)), \(bind: purchase.autoRenew),
+                    \(bind: purchase.ownership.rawValue), \(bind: purchase.quantity), \(bind: purchase.accountHint),
+                    \(bind: purchase.replaces?.store.rawValue), \(bind: purchase.replaces?.id),
+                    \(bind: StoredTime.milliseconds(purchase.observedAt)), \(bind: purchase.needsAcknowledgement))
+            ON CONFLICT (store, id) DO UPDATE SET
+                customer_id = excluded.customer_id, product_id = excluded.product_id, kind = excluded.kind,
+                environment = excluded.environment, state = excluded.state, expires_at = excluded.expires_at,
+                grace_period_expires_at = excluded.grace_period_expires_at, auto_renew = excluded.auto_renew,
+                ownership = excluded.ownership, quantity = excluded.quantity, account_hint = excluded.account_hint,
+                replaces_store = excluded.replaces_store, replaces_id = excluded.replaces_id,
+                observed_at = excluded.observed_at, needs_acknowledgement = excluded.needs_acknowledgement
+            """)
+    }
+
+    func purchases(of customer: CustomerID) async throws -> [Purchase] {
+        try await rows(
+            """
+            SELECT \(unsafeRaw: Self.purchaseColumns) FROM purchases
+            WHERE customer_id = \(bind: customer.rawValue) ORDER BY store, id
+            """
+        ).map(purchase(from:))
+    }
+
+    func unlinkedPurchases(accountHint: String) async throws -> [Purchase] {
+        try await rows(
+            """
+            SELECT \(unsafeRaw: Self.purchaseColumns) FROM purchases
+            WHERE account_hint = \(bind: accountHint) AND customer_id IS NULL ORDER BY observed_at, store, id
+            """
+        ).map(purchase(from:))
+    }
+
+    func purchasesNeedingAcknowledgement(store: Store, limit: Int) async throws -> [Purchase] {
+        try await rows(
+            """
+            SELECT \(unsafeRaw: Self.purchaseColumns) FROM purchases
+            WHERE needs_acknowledgement = TRUE AND store = \(bind: store.rawValue)
+            ORDER BY observed_at, id LIMIT \(bind: max(limit, 0))
+            """
+        ).map(purchase(from:))
+    }
+
+    // MARK: Transactions (billing events)
+
+    private static let transactionColumns = """
+        store, id, purchase_id, product_id, purchased_at, quantity, revoked_at, refunded_fraction, observed_at
+        """
+
+    private func transactionRecord(from row: any SQLRow) throws -> TransactionRecord {
+        let reader = RowReader(row: row, table: "transactions")
+        let fact = TransactionFact(
+            id: try reader.string("id"), productID: try reader.string("product_id"),
+            purchasedAt: try reader.date("purchased_at"), quantity: try reader.int("quantity"),
+            revokedAt: try reader.optionalDate("revoked_at"), refundedFraction: try reader.double("refunded_fraction"),
+            observedAt: try reader.date("observed_at"))
+        let key = PurchaseKey(store: try reader.raw("store", as: Store.self), id: try reader.string("purchase_id"))
+        return TransactionRecord(purchaseKey: key, fact: fact)
+    }
+
+    func transaction(store: Store, id: String) async throws -> TransactionRecord? {
+        try await row(
+            """
+            SELECT \(unsafeRaw: Self.transactionColumns) FROM transactions
+            WHERE store = \(bind: store.rawValue) AND id = \(bind: id)
+            """
+        ).map(transactionRecord(from:))
+    }
+
+    func saveTransaction(_ record: TransactionRecord) async throws {
+        let fact = record.fact
+        try await run(
+            """
+            INSERT INTO transactions (\(unsafeRaw: Self.transactionColumns))
+            VALUES (\(bind: record.purchaseKey.store.rawValue), \(bind: fact.id), \(bind: record.purchaseKey.id),
+                    \(bind: fact.productID), \(bind: StoredTime.milliseconds(fact.purchasedAt)), \(bind: fact.quantity),
+                    \(bind: StoredTime.milliseconds(fact.revokedAt)), \(bind: fact.refundedFraction),
+                    \(bind: StoredTime.milliseconds(fact.observedAt)))
+            ON CONFLICT (store, id) DO UPDATE SET
+                purchase_id = excluded.purchase_id, product_id = excluded.product_id,
+                purchased_at = excluded.purchased_at, quantity = excluded.quantity, revoked_at = excluded.revoked_at,
+                refunded_fraction = excluded.refunded_fraction, observed_at = excluded.observed_at
+            """)
+    }
+
+    func transactions(of key: PurchaseKey) async throws -> [TransactionRecord] {
+        try await rows(
+            """
+            SELECT \(unsafeRaw: Self.transactionColumns) FROM transactions
+            WHERE store = \(bind: key.store.rawValue) AND purchase_id = \(bind: key.id) ORDER BY purchased_at, id
+            """
+        ).map(transactionRecord(from:))
+    }
+
+    // MARK: History
+
+    func appendStateChange(_ change: StateChange) async throws {
+        try await run(
+            """
+            INSERT INTO state_changes
+                (store, purchase_id, from_state, to_state, expires_at, observed_at, cause_source, cause_event,
+                 cause_reference)
+            VALUES (\(bind: change.key.store.rawValue), \(bind: change.key.id), \(bind: change.from?.rawValue),
+                    \(bind: change.to.rawValue), \(bind: StoredTime.milliseconds(change.expiresAt)),
+                    \(bind: StoredTime.milliseconds(change.observedAt)), \(bind: change.cause.source),
+                    \(bind: change.cause.event), \(bind: change.cause.reference))
+            """)
+    }
+
+    func stateChanges(of key: PurchaseKey) async throws -> [StateChange] {
+        try await rows(
+            """
+            SELECT store, purchase_id, from_state, to_state, expires_at, observed_at, cause_source, cause_event,
+                   cause_reference
+            FROM state_changes WHERE store = \(bind: key.store.rawValue) AND purchase_id = \(bind: key.id)
+            ORDER BY seq
+            """
+        ).map { row in
+            let reader = RowReader(row: row, table: "state_changes")
+            return StateChange(
+                key: PurchaseKey(store: try reader.raw("store", as: Store.self), id: try reader.string("purchase_id")),
+                from: try reader.optionalRaw("from_state", as: SubscriptionState.self),
+                to: try reader.raw("to_state", as: SubscriptionState.self),
+                expiresAt: try reader.optionalDate("expires_at"), observedAt: try reader.date("observed_at"),
+                cause: ChangeCause(
+                    source: try reader.string("cause_source"), event: try reader.optionalString("cause_event"),
+                    reference: try reader.optionalString("cause_reference")))
+        }
+    }
+
+    func appendTransfer(_ transfer: OwnershipTransfer) async throws {
+        try await run(
+            """
+            INSERT INTO ownership_transfers (store, purchase_id, from_customer, to_customer, policy, transferred_at)
+            VALUES (\(bind: transfer.key.store.rawValue), \(bind: transfer.key.id), \(bind: transfer.from.rawValue),
+                    \(bind: transfer.to.rawValue), \(bind: transfer.policy.rawValue),
+                    \(bind: StoredTime.milliseconds(transfer.at)))
+            """)
+    }
+
+    func transfers(of key: PurchaseKey) async throws -> [OwnershipTransfer] {
+        try await rows(
+            """
+            SELECT store, purchase_id, from_customer, to_customer, policy, transferred_at FROM ownership_transfers
+            WHERE store = \(bind: key.store.rawValue) AND purchase_id = \(bind: key.id) ORDER BY seq
+            """
+        ).map { row in
+            let reader = RowReader(row: row, table: "ownership_transfers")
+            return OwnershipTransfer(
+                key: PurchaseKey(store: try reader.raw("store", as: Store.self), id: try reader.string("purchase_id")),
+                from: CustomerID(try reader.string("from_customer")), to: CustomerID(try reader.string("to_customer")),
+                policy: try reader.raw("policy", as: OwnershipPolicy.self), at: try reader.date("transferred_at"))
+        }
+    }
+
+    // MARK: Ledger
+
+    private static let ledgerColumns = """
+        customer_id, balance, amount, reason, idempotency_key, transaction_id, created_at
+        """
+
+    private func ledgerEntry(from row: any SQLRow) throws -> LedgerEntry {
+        let reader = RowReader(row: row, table: "ledger_entries")
+        return LedgerEntry(
+            customerID: CustomerID(try reader.string("customer_id")), balance: try reader.string("balance"),
+            amount: try reader.int("amount"), reason: try reader.raw("reason", as: LedgerEntry.Reason.self),
+            idempotencyKey: try reader.string("idempotency_key"),
+            transactionID: try reader.optionalString("transaction_id"), createdAt: try reader.date("created_at"))
+    }
+
+    func appendLedgerEntry(_ entry: LedgerEntry) async throws -> LedgerEntry {
+        try await run(
+            """
+            INSERT INTO ledger_entries (\(unsafeRaw: Self.ledgerColumns))
+            VALUES (\(bind: entry.customerID.rawValue), \(bind: entry.balance), \(bind: entry.amount),
+                    \(bind: entry.reason.rawValue), \(bind: entry.idempotencyKey), \(bind: entry.transactionID),
+                    \(bind: StoredTime.milliseconds(entry.createdAt)))
+            ON CONFLICT (customer_id, idempotency_key) DO NOTHING
+            """)
+        // Whichever entry holds the key now is the one that stands: ours, or an earlier one (on
+        // PostgreSQL possibly committed by a concurrent transaction the insert waited for).
+        guard
+            let standing = try await row(
+                """
+                SELECT \(unsafeRaw: Self.ledgerColumns) FROM ledger_entries
+                WHERE customer_id = \(bind: entry.customerID.rawValue)
+                  AND idempotency_key = \(bind: entry.idempotencyKey)
+                """)
+        else {
+            throw StorageError(.unavailable, "ledger entry '\(entry.idempotencyKey)' vanished right after its insert")
+        }
+        return try ledgerEntry(from: standing)
+    }
+
+    func balances(of customer: CustomerID) async throws -> [String: Int] {
+        let sums = try await rows(
+            """
+            SELECT balance, CAST(SUM(amount) AS BIGINT) AS total FROM ledger_entries
+            WHERE customer_id = \(bind: customer.rawValue) GROUP BY balance
+            """)
+        var balances: [String: Int] = [:]
+        for row in sums {
+            let reader = RowReader(row: row, table: "ledger_entries")
+            balances[try reader.string("balance")] = try reader.int("total")
+        }
+        return balances
+    }
+
+    func ledgerTotal(customer: CustomerID, transactionID: String) async throws -> Int {
+        let sum = try await row(
+            """
+            SELECT CAST(COALESCE(SUM(amount), 0) AS BIGINT) AS total FROM ledger_entries
+            WHERE customer_id = \(bind: customer.rawValue) AND transaction_id = \(bind: transactionID)
+            """)
+        guard let sum else { return 0 }
+        return try RowReader(row: sum, table: "ledger_entries").int("total")
+    }
+
+    func ledgerEntries(of customer: CustomerID) async throws -> [LedgerEntry] {
+        try await rows(
+            """
+            SELECT \(unsafeRaw: Self.ledgerColumns) FROM ledger_entries
+            WHERE customer_id = \(bind: customer.rawValue) ORDER BY seq
+            """
+        ).map(ledgerEntry(from:))
+    }
+
+    // MARK: Notification inbox
+
+    private static let inboxColumns = """
+        store, dedupe_key, body, received_at, status, attempts, next_attempt_at, last_error, processed_at
+        """
+
+    private func notification(from row: any SQLRow) throws -> InboxNotification {
+        let reader = RowReader(row: row, table: "inbox")
+        var notification = InboxNotification(
+            store: try reader.raw("store", as: Store.self), dedupeKey: try reader.string("dedupe_key"),
+            body: try reader.data("body"), receivedAt: try reader.date("received_at"),
+            status: try reader.raw("status", as: InboxNotification.Status.self), attempts: try reader.int("attempts"),
+            lastError: try reader.optionalString("last_error"), processedAt: try reader.optionalDate("processed_at"))
+        // The initializer fills a missing next attempt with the receipt time; keep what is stored.
+        notification.nextAttemptAt = try reader.optionalDate("next_attempt_at")
+        return notification
+    }
+
+    func insertNotification(_ notification: InboxNotification) async throws -> Bool {
+        let inserted = try await rows(
+            """
+            INSERT INTO inbox (\(unsafeRaw: Self.inboxColumns))
+            VALUES (\(bind: notification.store.rawValue), \(bind: notification.dedupeKey),
+                    \(flavor.blob(notification.body)), \(bind: StoredTime.milliseconds(notification.receivedAt)),
+                    \(bind: notification.status.rawValue), \(bind: notification.attempts),
+                    \(bind: StoredTime.milliseconds(notification.nextAttemptAt)), \(bind: notification.lastError),
+                    \(bind: StoredTime.milliseconds(notification.processedAt)))
+            ON CONFLICT (store, dedupe_key) DO NOTHING RETURNING dedupe_key
+            """)
+        return !inserted.isEmpty
+    }
+
+    func notification(store: Store, dedupeKey: String) async throws -> InboxNotification? {
+        try await row(
+            """
+            SELECT \(unsafeRaw: Self.inboxColumns) FROM inbox
+            WHERE store = \(bind: store.rawValue) AND dedupe_key = \(bind: dedupeKey)
+            """
+        ).map(notification(from:))
+    }
+
+    func claimDueNotifications(now: Date, limit: Int, lease: TimeInterval) async throws -> [InboxNotification] {
+        guard limit > 0 else { return [] }
+        let nowMilliseconds = StoredTime.milliseconds(now)
+        let leasedUntil = StoredTime.milliseconds(now.addingTimeInterval(max(lease, 0)))
+        // One statement picks the due rows and moves their next attempt past the lease; on
+        // PostgreSQL rows another worker has locked are skipped, so concurrent claims are disjoint.
+        let claimed = try await rows(
+            """
+            WITH due AS MATERIALIZED (
+                SELECT store AS due_store, dedupe_key AS due_key FROM inbox
+                WHERE status IN ('pending', 'failed') AND next_attempt_at <= \(bind: nowMilliseconds)
+                ORDER BY received_at, store, dedupe_key
+                LIMIT \(bind: limit)\(unsafeRaw: flavor.lockSkippingLocked)
+            )
+            UPDATE inbox SET next_attempt_at = \(bind: leasedUntil)
+            WHERE (store, dedupe_key) IN (SELECT due_store, due_key FROM due)
+            RETURNING \(unsafeRaw: Self.inboxColumns)
+            """
+        ).map(notification(from:))
+        // RETURNING has no defined order.
+        return claimed.sorted {
+            ($0.receivedAt, $0.store.rawValue, $0.dedupeKey) < ($1.receivedAt, $1.store.rawValue, $1.dedupeKey)
+        }
+    }
+
+    func updateNotification(_ notification: InboxNotification) async throws {
+        try await run(
+            """
+            UPDATE inbox SET body = \(flavor.blob(notification.body)),
+                received_at = \(bind: StoredTime.milliseconds(notification.receivedAt)),
+                status = \(bind: notification.status.rawValue), attempts = \(bind: notification.attempts),
+                next_attempt_at = \(bind: StoredTime.milliseconds(notification.nextAttemptAt)),
+                last_error = \(bind: notification.lastError),
+                processed_at = \(bind: StoredTime.milliseconds(notification.processedAt))
+            WHERE store = \(bind: notification.store.rawValue) AND dedupe_key = \(bind: notification.dedupeKey)
+            """)
+    }
+
+    func notifications(status: InboxNotification.Status, limit: Int) async throws -> [InboxNotification] {
+        try await rows(
+            """
+            SELECT \(unsafeRaw: Self.inboxColumns) FROM inbox WHERE status = \(bind: status.rawValue)
+            ORDER BY received_at, store, dedupe_key LIMIT \(bind: max(limit, 0))
+            """
+        ).map(notification(from:))
+    }
+
+    func notificationCounts() async throws -> [InboxNotification.Status: Int] {
+        var counts = Dictionary(uniqueKeysWithValues: InboxNotification.Status.allCases.map { ($0, 0) })
+        for row in try await rows("SELECT status, COUNT(*) AS count FROM inbox GROUP BY status") {
+            let reader = RowReader(row: row, table: "inbox")
+            counts[try reader.raw("status", as: InboxNotification.Status.self)] = try reader.int("count")
+        }
+        return counts
+    }
+
+    // MARK: API keys and cursors
+
+    private static let apiKeyColumns = "id, name, secret_hash, scope, created_at"
+
+    private func apiKey(from row: any SQLRow) throws -> APIKeyRecord {
+        let reader = RowReader(row: row, table: "api_keys")
+        return APIKeyRecord(
+            id: try reader.string("id"), name: try reader.string("name"), secretHash: try reader.string("secret_hash"),
+            scope: try reader.raw("scope", as: APIKeyRecord.Scope.self), createdAt: try reader.date("created_at"))
+    }
+
+    func apiKey(secretHash: String) async throws -> APIKeyRecord? {
+        try await row(
+            "SELECT \(unsafeRaw: Self.apiKeyColumns) FROM api_keys WHERE secret_hash = \(bind: secretHash)"
+        ).map(apiKey(from:))
+    }
+
+    func saveAPIKey(_ key: APIKeyRecord) async throws {
+        // Checked first so the usual conflict leaves a PostgreSQL transaction usable; the unique
+        // index still catches a concurrent insert.
+        if let holder = try await row(
+            "SELECT id FROM api_keys WHERE secret_hash = \(bind: key.secretHash) AND id <> \(bind: key.id)")
+        {
+            let holderID = try RowReader(row: holder, table: "api_keys").string("id")
+            throw StorageError(.conflict, "API key '\(holderID)' already has this secret")
+        }
+        try await run(
+            """
+            INSERT INTO api_keys (\(unsafeRaw: Self.apiKeyColumns))
+            VALUES (\(bind: key.id), \(bind: key.name), \(bind: key.secretHash), \(bind: key.scope.rawValue),
+                    \(bind: StoredTime.milliseconds(key.createdAt)))
+            ON CONFLICT (id) DO UPDATE SET
+                name = excluded.name, secret_hash = excluded.secret_hash, scope = excluded.scope,
+                created_at = excluded.created_at
+            """)
+    }
+
+    func apiKeys() async throws -> [APIKeyRecord] {
+        try await rows("SELECT \(unsafeRaw: Self.apiKeyColumns) FROM api_keys ORDER BY created_at, id")
+            .map(apiKey(from:))
+    }
+
+    func cursor(_ name: String) async throws -> String? {
+        guard let found = try await row("SELECT value FROM cursors WHERE name = \(bind: name)") else { return nil }
+        return try RowReader(row: found, table: "cursors").string("value")
+    }
+
+    func setCursor(_ name: String, to value: String) async throws {
+        try await run(
+            """
+            INSERT INTO cursors (name, value) VALUES (\(bind: name), \(bind: value))
+            ON CONFLICT (name) DO UPDATE SET value = excluded.value
+            """)
+    }
+}

@@ -1,0 +1,208 @@
+import Foundation
+public import Logging
+import SQLKit
+import SQLiteKit
+import SQLiteNIO
+import Synchronization
+
+/// The embedded backend: one SQLite database file, in WAL mode, with foreign keys enforced.
+///
+/// All work goes through one connection, one transaction at a time (`BEGIN IMMEDIATE`, so another
+/// process writing the same file makes it wait up to the busy timeout instead of failing midway).
+/// SQLiteNIO runs the blocking SQLite calls on a thread of this storage's own, never on an event loop.
+///
+/// Don't call ``transaction(_:)`` from inside a transaction of the same storage: it would wait
+/// for itself, so it throws instead.
+public final class SQLiteStorage: Storage {
+    public var backendName: String { "sqlite" }
+
+    /// The database file (or `:memory:`).
+    public let path: String
+
+    private let core: SQLStorageCore<SQLiteTransactionRunner>
+
+    /// Opens (creating if needed) the database at `path`. `:memory:` opens a private in-memory
+    /// database, which lives as long as this storage; it is meant for tests.
+    ///
+    /// Opening does not migrate: call ``migrate()``.
+    public convenience init(path: String, logger: Logger = Logger(label: "storekeeper.storage")) async throws {
+        try await self.init(path: path, logger: logger, migrations: Migration.all)
+    }
+
+    init(path: String, logger: Logger, migrations: [Migration]) async throws {
+        guard !path.isEmpty else {
+            throw StorageError(.badConfiguration, "the SQLite database path is empty")
+        }
+        self.path = path
+        let errors = StorageErrorTranslator()
+        let storage: SQLiteConnection.Storage = path == ":memory:" ? .memory : .file(path: path)
+        // A thread of its own: SQLite blocks its thread while it waits for another connection's
+        // write lock, and on a shared pool a few such waits could starve the lock holder.
+        let threadPool = NIOThreadPool(numberOfThreads: 1)
+        threadPool.start()
+        let connection: SQLiteConnection
+        do {
+            connection = try await SQLiteConnection.open(
+                storage: storage, threadPool: threadPool, logger: logger,
+                on: MultiThreadedEventLoopGroup.singleton.any())
+        } catch {
+            try? await threadPool.shutdownGracefully()
+            throw StorageError(.unavailable, "cannot open SQLite database at \(path): \(errors.translate(error))")
+        }
+        let runner = SQLiteTransactionRunner(
+            connection: connection, threadPool: threadPool, errors: errors, logger: logger)
+        do {
+            try await runner.configure(path: path)
+        } catch {
+            try? await runner.close()
+            throw error
+        }
+        self.core = SQLStorageCore(runner: runner, migrations: migrations)
+    }
+
+    @discardableResult
+    public func migrate() async throws -> [Int] {
+        try await core.migrate()
+    }
+
+    public func schemaVersion() async throws -> Int {
+        try await core.schemaVersion()
+    }
+
+    public func transaction<Result: Sendable>(
+        _ body: @Sendable (any StorageTransaction) async throws -> Result
+    ) async throws -> Result {
+        try await core.transaction(body)
+    }
+
+    /// Waits for running transactions, then closes the connection.
+    public func close() async throws {
+        try await core.runner.close()
+    }
+}
+
+/// Runs transactions on the one SQLite connection, one after another.
+final class SQLiteTransactionRunner: SQLTransactionRunner {
+    let flavor = SQLFlavor.sqlite
+    let errors: StorageErrorTranslator
+    private let connection: SQLiteConnection
+    private let threadPool: NIOThreadPool
+    private let gate = TransactionGate()
+    private let logger: Logger
+    /// Whether ``close()`` closed the connection; if not, deinit does.
+    private let connectionClosed = Mutex(false)
+
+    /// Marks the task (and its children) running a transaction, to refuse a nested one that would
+    /// wait for itself.
+    @TaskLocal private static var transactionHolder: ObjectIdentifier?
+
+    init(connection: SQLiteConnection, threadPool: NIOThreadPool, errors: StorageErrorTranslator, logger: Logger) {
+        self.connection = connection
+        self.threadPool = threadPool
+        self.errors = errors
+        self.logger = logger
+    }
+
+    private var database: any SQLDatabase {
+        connection.sql(queryLogLevel: .trace)
+    }
+
+    /// Sets the connection up: WAL so readers in other processes don't block the writer, full
+    /// sync so a committed notification survives a power cut, a busy timeout for other processes'
+    /// write locks, and foreign keys (off by default in SQLite).
+    func configure(path: String) async throws {
+        do {
+            let journal = try await database.raw("PRAGMA journal_mode = WAL").first()
+            let mode = try journal.map { try RowReader(row: $0, table: "pragma").string("journal_mode") }
+            if mode?.lowercased() != "wal" && path != ":memory:" {
+                logger.warning(
+                    "SQLite did not switch to WAL mode",
+                    metadata: ["path": "\(path)", "journal_mode": "\(mode ?? "?")"])
+            }
+            try await database.raw("PRAGMA synchronous = FULL").run()
+            try await database.raw("PRAGMA busy_timeout = 5000").run()
+            try await database.raw("PRAGMA foreign_keys = ON").run()
+        } catch {
+            throw errors.translate(error)
+        }
+    }
+
+    func inTransaction<Result: Sendable>(
+        holdingMigrationLock: Bool, _ body: @Sendable (any SQLDatabase) async throws -> Result
+    ) async throws -> Result {
+        let holder = ObjectIdentifier(self)
+        guard Self.transactionHolder != holder else {
+            throw StorageError(
+                .unavailable, "transaction(_:) called inside a transaction of the same SQLite storage")
+        }
+        try await gate.enter()
+        do {
+            let result = try await Self.$transactionHolder.withValue(holder) {
+                try await runTransaction(body)
+            }
+            await gate.leave()
+            return result
+        } catch {
+            await gate.leave()
+            throw error
+        }
+    }
+
+    /// BEGIN IMMEDIATE takes the write lock up front (SQLite's one writer), so the transaction never
+    /// fails halfway because another process started writing; the migration lock is that same lock.
+    private func runTransaction<Result: Sendable>(
+        _ body: @Sendable (any SQLDatabase) async throws -> Result
+    ) async throws -> Result {
+        let database = self.database
+        do {
+            try await database.raw("BEGIN IMMEDIATE").run()
+        } catch {
+            throw errors.translate(error)
+        }
+        let result: Result
+        do {
+            result = try await body(database)
+        } catch {
+            await rollback(database)
+            // The body's own errors pass through; driver errors it let escape are translated.
+            throw errors.translateIfDriverError(error)
+        }
+        do {
+            try await database.raw("COMMIT").run()
+        } catch {
+            // A failed COMMIT (e.g. busy) leaves the transaction open.
+            await rollback(database)
+            throw errors.translate(error)
+        }
+        return result
+    }
+
+    private func rollback(_ database: any SQLDatabase) async {
+        do {
+            try await database.raw("ROLLBACK").run()
+        } catch {
+            // SQLite may have rolled back already (after an I/O error, say): nothing is left to undo.
+            logger.debug("SQLite ROLLBACK failed", metadata: ["error": "\(error)"])
+        }
+    }
+
+    func close() async throws {
+        guard await gate.close() else { return }
+        connectionClosed.withLock { $0 = true }
+        do {
+            try await connection.close()
+            try await threadPool.shutdownGracefully()
+        } catch {
+            throw errors.translate(error)
+        }
+    }
+
+    deinit {
+        // A storage dropped without close(): nothing can use the connection any more, so close it
+        // in the background rather than leak the file handle.
+        if !connectionClosed.withLock({ $0 }) {
+            let threadPool = self.threadPool
+            connection.close().whenComplete { _ in threadPool.shutdownGracefully { _ in } }
+        }
+    }
+}

@@ -1,0 +1,78 @@
+import Foundation
+import Storekeeper
+import StorekeeperStorage
+import Synchronization
+import Testing
+
+/// A date at millisecond precision: what storage promises to give back exactly.
+func date(milliseconds: Int64) -> Date {
+    Date(timeIntervalSince1970: Double(milliseconds) / 1000)
+}
+
+let baseTime = date(milliseconds: 1_750_000_000_123)
+
+func at(_ offsetMilliseconds: Int64) -> Date {
+    date(milliseconds: 1_750_000_000_123 + offsetMilliseconds)
+}
+
+func makeCustomer(_ id: String, at time: Date = baseTime) -> Customer {
+    Customer(id: CustomerID(id), appAccountToken: UUID(), createdAt: time)
+}
+
+/// A purchase with every optional field set.
+func fullPurchase(_ key: PurchaseKey, customer: CustomerID?) -> Purchase {
+    Purchase(
+        key: key, customerID: customer, productID: "pro.monthly", kind: .subscription, environment: "Sandbox",
+        state: .gracePeriod, expiresAt: at(86_400_000), gracePeriodExpiresAt: at(2 * 86_400_000), autoRenew: false,
+        ownership: .familyShared, quantity: 3, accountHint: "hint-\(key.id)", replaces: .googlePlay("older-token"),
+        observedAt: at(1), needsAcknowledgement: true)
+}
+
+/// A purchase with every optional field nil.
+func minimalPurchase(_ key: PurchaseKey, observedAt: Date = baseTime) -> Purchase {
+    Purchase(
+        key: key, productID: "coins.100", kind: .consumable, environment: "production", state: .pending,
+        observedAt: observedAt)
+}
+
+func makeNotification(
+    _ key: String, store: Store = .appStore, receivedAt: Date = baseTime, body: Data = Data("{\"n\":1}".utf8)
+) -> InboxNotification {
+    InboxNotification(store: store, dedupeKey: key, body: body, receivedAt: receivedAt)
+}
+
+/// Expects `body` to throw a ``StorageError`` with `reason`; returns it.
+@discardableResult
+func expectStorageError(
+    _ reason: StorageError.Reason, sourceLocation: SourceLocation = #_sourceLocation,
+    _ body: () async throws -> Void
+) async -> StorageError? {
+    do {
+        try await body()
+        Issue.record("expected StorageError(\(reason)), nothing was thrown", sourceLocation: sourceLocation)
+        return nil
+    } catch let error as StorageError {
+        #expect(error.reason == reason, "\(error)", sourceLocation: sourceLocation)
+        return error
+    } catch {
+        Issue.record("expected StorageError(\(reason)), got \(error)", sourceLocation: sourceLocation)
+        return nil
+    }
+}
+
+/// The error a test body throws to make its transaction roll back.
+struct Abandon: Error {}
+
+/// Counts how often transaction bodies ran (reruns included).
+final class AttemptCounter: Sendable {
+    private let value = Mutex(0)
+
+    /// Counts one more attempt; returns the running total.
+    func next() -> Int {
+        value.withLock {
+            $0 += 1
+            return $0
+        }
+    }
+    var count: Int { value.withLock { $0 } }
+}

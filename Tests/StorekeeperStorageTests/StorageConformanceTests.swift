@@ -1,0 +1,789 @@
+import Foundation
+import Storekeeper
+import Testing
+
+@testable import StorekeeperStorage
+
+/// The behaviour every ``Storage`` backend promises, run against each available backend, each test
+/// on a fresh database. Serialized so parallel tests don't crowd one small test server.
+@Suite(.serialized) struct StorageConformanceTests {
+    @Test(.disabled(if: Backend.postgresURL == nil, Backend.skippedPostgresMessage))
+    func postgresBackendIsConfigured() throws {
+        #expect(Backend.available.contains(.postgresql))
+    }
+
+    // MARK: Customers
+
+    @Test(arguments: Backend.available)
+    func customersRoundTripAndConflict(backend: Backend) async throws {
+        try await TestDatabase.withFresh(backend) { storage, _ async throws in
+            #expect(storage.backendName == backend.rawValue)
+            let alice = makeCustomer("alice")
+            let bob = makeCustomer("bob ✓ with spaces", at: date(milliseconds: -1_500))
+            try await storage.transaction { transaction async throws in
+                try await transaction.insertCustomer(alice)
+                try await transaction.insertCustomer(bob)
+            }
+            try await storage.transaction { transaction async throws in
+                #expect(try await transaction.customer(alice.id) == alice)
+                #expect(try await transaction.customer(bob.id) == bob)
+                #expect(try await transaction.customer(appAccountToken: bob.appAccountToken) == bob)
+                #expect(try await transaction.customer(CustomerID("nobody")) == nil)
+                #expect(try await transaction.customer(appAccountToken: UUID()) == nil)
+            }
+            // Same id, or same token: a conflict, and the transaction stays usable after it.
+            try await storage.transaction { transaction async throws in
+                await expectStorageError(.conflict) {
+                    try await transaction.insertCustomer(
+                        Customer(id: alice.id, appAccountToken: UUID(), createdAt: baseTime))
+                }
+                await expectStorageError(.conflict) {
+                    try await transaction.insertCustomer(
+                        Customer(id: CustomerID("carol"), appAccountToken: alice.appAccountToken, createdAt: baseTime))
+                }
+                try await transaction.insertCustomer(makeCustomer("dave"))
+            }
+            try await storage.transaction { transaction async throws in
+                #expect(try await transaction.customer(CustomerID("dave")) != nil)
+                #expect(try await transaction.customer(CustomerID("carol")) == nil)
+            }
+        }
+    }
+
+    // MARK: Purchases
+
+    @Test(arguments: Backend.available)
+    func purchasesRoundTripEveryField(backend: Backend) async throws {
+        try await TestDatabase.withFresh(backend) { storage, _ async throws in
+            let owner = makeCustomer("owner")
+            let full = fullPurchase(.appStore("2000000123"), customer: owner.id)
+            let minimal = minimalPurchase(.googlePlay("token-é/+=="))
+            try await storage.transaction { transaction async throws in
+                try await transaction.insertCustomer(owner)
+                try await transaction.savePurchase(full)
+                try await transaction.savePurchase(minimal)
+            }
+            try await storage.transaction { transaction async throws in
+                #expect(try await transaction.purchase(full.key) == full)
+                #expect(try await transaction.purchase(minimal.key) == minimal)
+                #expect(try await transaction.purchase(.appStore("missing")) == nil)
+                // Same id, other store: a different purchase.
+                #expect(try await transaction.purchase(.googlePlay(full.key.id)) == nil)
+            }
+            // Saving again replaces every field, including back to nil.
+            var changed = minimalPurchase(full.key, observedAt: at(10))
+            changed.autoRenew = true
+            try await storage.transaction { [changed] transaction async throws in
+                try await transaction.savePurchase(changed)
+            }
+            let reread = try await storage.transaction { transaction async throws in
+                try await transaction.purchase(full.key)
+            }
+            #expect(reread == changed)
+        }
+    }
+
+    @Test(arguments: Backend.available)
+    func purchaseQueries(backend: Backend) async throws {
+        try await TestDatabase.withFresh(backend) { storage, _ async throws in
+            let alice = makeCustomer("alice")
+            let bob = makeCustomer("bob")
+            var alicesApple = minimalPurchase(.appStore("a1"))
+            alicesApple.customerID = alice.id
+            var alicesGoogle = minimalPurchase(.googlePlay("g1"))
+            alicesGoogle.customerID = alice.id
+            var bobs = minimalPurchase(.appStore("b1"))
+            bobs.customerID = bob.id
+            bobs.accountHint = "hint-1"
+            var unlinkedLate = minimalPurchase(.googlePlay("u2"), observedAt: at(20))
+            unlinkedLate.accountHint = "hint-1"
+            var unlinkedEarly = minimalPurchase(.appStore("u1"), observedAt: at(10))
+            unlinkedEarly.accountHint = "hint-1"
+            var otherHint = minimalPurchase(.appStore("u3"))
+            otherHint.accountHint = "hint-2"
+
+            var acknowledgements: [Purchase] = []
+            for (offset, id) in ["ack-c", "ack-a", "ack-b"].enumerated() {
+                var purchase = minimalPurchase(.googlePlay(id), observedAt: at(Int64(100 - offset)))
+                purchase.needsAcknowledgement = true
+                acknowledgements.append(purchase)
+            }
+            var appleAcknowledgement = minimalPurchase(.appStore("ack-apple"))
+            appleAcknowledgement.needsAcknowledgement = true
+
+            try await storage.transaction {
+                [
+                    acknowledgements, alicesGoogle, alicesApple, bobs, unlinkedLate, unlinkedEarly, otherHint,
+                    appleAcknowledgement
+                ] transaction async throws in
+                try await transaction.insertCustomer(alice)
+                try await transaction.insertCustomer(bob)
+                for purchase in [alicesGoogle, alicesApple, bobs, unlinkedLate, unlinkedEarly, otherHint]
+                    + acknowledgements + [appleAcknowledgement]
+                {
+                    try await transaction.savePurchase(purchase)
+                }
+            }
+            try await storage.transaction {
+                [alicesApple, alicesGoogle, bobs, unlinkedEarly, unlinkedLate, appleAcknowledgement] transaction
+                    async throws in
+                #expect(try await transaction.purchases(of: alice.id) == [alicesApple, alicesGoogle])
+                #expect(try await transaction.purchases(of: bob.id) == [bobs])
+                #expect(try await transaction.purchases(of: CustomerID("nobody")) == [])
+                // Linked purchases with the hint are not "unlinked"; oldest first.
+                #expect(
+                    try await transaction.unlinkedPurchases(accountHint: "hint-1") == [unlinkedEarly, unlinkedLate])
+                #expect(try await transaction.unlinkedPurchases(accountHint: "none") == [])
+                let dueGoogle = try await transaction.purchasesNeedingAcknowledgement(store: .googlePlay, limit: 10)
+                #expect(dueGoogle.map(\.key.id) == ["ack-b", "ack-a", "ack-c"])
+                let firstTwo = try await transaction.purchasesNeedingAcknowledgement(store: .googlePlay, limit: 2)
+                #expect(firstTwo.map(\.key.id) == ["ack-b", "ack-a"])
+                let dueApple = try await transaction.purchasesNeedingAcknowledgement(store: .appStore, limit: 10)
+                #expect(dueApple == [appleAcknowledgement])
+            }
+        }
+    }
+
+    @Test(arguments: Backend.available)
+    func purchaseLinkedToUnknownCustomerIsRefused(backend: Backend) async throws {
+        try await TestDatabase.withFresh(backend) { storage, _ async throws in
+            await expectStorageError(.conflict) {
+                try await storage.transaction { transaction async throws in
+                    try await transaction.savePurchase(fullPurchase(.appStore("1"), customer: CustomerID("ghost")))
+                }
+            }
+        }
+    }
+
+    // MARK: Transactions
+
+    @Test(arguments: Backend.available)
+    func transactionRecordsRoundTrip(backend: Backend) async throws {
+        try await TestDatabase.withFresh(backend) { storage, _ async throws in
+            let key = PurchaseKey.appStore("orig-1")
+            let refunded = TransactionRecord(
+                purchaseKey: key,
+                fact: TransactionFact(
+                    id: "t-2", productID: "coins.100", purchasedAt: at(2_000), quantity: 5, revokedAt: at(3_000),
+                    refundedFraction: 0.37, observedAt: at(3_001)))
+            let plain = TransactionRecord(
+                purchaseKey: key,
+                fact: TransactionFact(id: "t-1", productID: "coins.100", purchasedAt: at(1_000), observedAt: at(1_001)))
+            let elsewhere = TransactionRecord(
+                purchaseKey: .appStore("orig-2"),
+                fact: TransactionFact(id: "t-3", productID: "coins.100", purchasedAt: at(0), observedAt: at(0)))
+            try await storage.transaction { transaction async throws in
+                for record in [refunded, plain, elsewhere] { try await transaction.saveTransaction(record) }
+            }
+            try await storage.transaction { transaction async throws in
+                #expect(try await transaction.transaction(store: .appStore, id: "t-2") == refunded)
+                #expect(try await transaction.transaction(store: .appStore, id: "t-1") == plain)
+                #expect(try await transaction.transaction(store: .googlePlay, id: "t-1") == nil)
+                #expect(try await transaction.transactions(of: key) == [plain, refunded])
+                #expect(try await transaction.transactions(of: .googlePlay("orig-1")) == [])
+            }
+            // A newer word replaces the record (a reversed refund clears revokedAt).
+            let reversed = TransactionRecord(
+                purchaseKey: key,
+                fact: TransactionFact(
+                    id: "t-2", productID: "coins.100", purchasedAt: at(2_000), quantity: 5, observedAt: at(4_000)))
+            try await storage.transaction { transaction async throws in try await transaction.saveTransaction(reversed)
+            }
+            let reread = try await storage.transaction { transaction async throws in
+                try await transaction.transaction(store: .appStore, id: "t-2")
+            }
+            #expect(reread == reversed)
+        }
+    }
+
+    // MARK: History
+
+    @Test(arguments: Backend.available)
+    func historyAppendsInOrder(backend: Backend) async throws {
+        try await TestDatabase.withFresh(backend) { storage, _ async throws in
+            let key = PurchaseKey.googlePlay("token")
+            let changes = [
+                StateChange(
+                    key: key, from: nil, to: .pending, expiresAt: nil, observedAt: at(0),
+                    cause: ChangeCause(source: "submission")),
+                StateChange(
+                    key: key, from: .pending, to: .active, expiresAt: at(86_400_000), observedAt: at(10),
+                    cause: ChangeCause(source: "notification", event: "SUBSCRIPTION_PURCHASED", reference: "msg-1")),
+                // Appended later but observed earlier: history keeps append order.
+                StateChange(
+                    key: key, from: .active, to: .canceled, expiresAt: at(86_400_000), observedAt: at(5),
+                    cause: ChangeCause(source: "api-refresh", event: "SUBSCRIPTION_CANCELED")),
+            ]
+            let transfers = [
+                OwnershipTransfer(key: key, from: CustomerID("a"), to: CustomerID("b"), policy: .transfer, at: at(20)),
+                OwnershipTransfer(
+                    key: key, from: CustomerID("b"), to: CustomerID("a"), policy: .transferIfNoActive, at: at(30)),
+            ]
+            try await storage.transaction { transaction async throws in
+                for change in changes { try await transaction.appendStateChange(change) }
+                for transfer in transfers { try await transaction.appendTransfer(transfer) }
+                try await transaction.appendStateChange(
+                    StateChange(
+                        key: .appStore("token"), from: nil, to: .active, expiresAt: nil, observedAt: at(0),
+                        cause: ChangeCause(source: "submission")))
+            }
+            try await storage.transaction { transaction async throws in
+                #expect(try await transaction.stateChanges(of: key) == changes)
+                #expect(try await transaction.transfers(of: key) == transfers)
+                #expect(try await transaction.stateChanges(of: .appStore("token")).count == 1)
+                #expect(try await transaction.transfers(of: .appStore("token")) == [])
+            }
+        }
+    }
+
+    // MARK: Ledger
+
+    @Test(arguments: Backend.available)
+    func ledgerIsIdempotentAndSums(backend: Backend) async throws {
+        try await TestDatabase.withFresh(backend) { storage, _ async throws in
+            let alice = makeCustomer("alice")
+            let bob = makeCustomer("bob")
+            let credit = LedgerEntry(
+                customerID: alice.id, balance: "coins", amount: 100, reason: .purchase, idempotencyKey: "credit:t-1",
+                transactionID: "t-1", createdAt: at(0))
+            let refund = LedgerEntry(
+                customerID: alice.id, balance: "coins", amount: -40, reason: .refundAdjustment,
+                idempotencyKey: "refund:t-1", transactionID: "t-1", createdAt: at(1))
+            let debit = LedgerEntry(
+                customerID: alice.id, balance: "coins", amount: -7, reason: .debit, idempotencyKey: "req-9",
+                createdAt: at(2))
+            let gems = LedgerEntry(
+                customerID: alice.id, balance: "gems", amount: 3, reason: .purchase, idempotencyKey: "credit:t-2",
+                transactionID: "t-2", createdAt: at(3))
+            try await storage.transaction { transaction async throws in
+                try await transaction.insertCustomer(alice)
+                try await transaction.insertCustomer(bob)
+                for entry in [credit, refund, debit, gems] {
+                    #expect(try await transaction.appendLedgerEntry(entry) == entry)
+                }
+            }
+            try await storage.transaction { transaction async throws in
+                // The same key again posts nothing and answers with the entry that stands.
+                var repeated = debit
+                repeated.amount = -700
+                repeated.createdAt = at(99)
+                #expect(try await transaction.appendLedgerEntry(repeated) == debit)
+                // The key is unique per customer only.
+                var bobsDebit = debit
+                bobsDebit.customerID = bob.id
+                #expect(try await transaction.appendLedgerEntry(bobsDebit) == bobsDebit)
+            }
+            try await storage.transaction { transaction async throws in
+                #expect(try await transaction.balances(of: alice.id) == ["coins": 53, "gems": 3])
+                #expect(try await transaction.balances(of: bob.id) == ["coins": -7])
+                #expect(try await transaction.balances(of: CustomerID("nobody")) == [:])
+                #expect(try await transaction.ledgerTotal(customer: alice.id, transactionID: "t-1") == 60)
+                #expect(try await transaction.ledgerTotal(customer: alice.id, transactionID: "t-404") == 0)
+                #expect(try await transaction.ledgerTotal(customer: bob.id, transactionID: "t-1") == 0)
+                #expect(try await transaction.ledgerEntries(of: alice.id) == [credit, refund, debit, gems])
+            }
+            await expectStorageError(.conflict) {
+                try await storage.transaction { transaction async throws in
+                    var stranger = debit
+                    stranger.customerID = CustomerID("ghost")
+                    _ = try await transaction.appendLedgerEntry(stranger)
+                }
+            }
+        }
+    }
+
+    @Test(arguments: Backend.available)
+    func concurrentLedgerAppendsWithOneKeyPostOnce(backend: Backend) async throws {
+        try await TestDatabase.withFresh(backend) { storage, database async throws in
+            let alice = makeCustomer("alice")
+            try await storage.transaction { transaction async throws in try await transaction.insertCustomer(alice) }
+            let second = try await database.open()
+            let results = try await withThrowingTaskGroup(of: LedgerEntry.self) { group in
+                for attempt in 0..<8 {
+                    let instance = attempt.isMultiple(of: 2) ? storage : second
+                    group.addTask {
+                        try await instance.transaction { transaction async throws in
+                            try await transaction.appendLedgerEntry(
+                                LedgerEntry(
+                                    customerID: alice.id, balance: "coins", amount: attempt + 1, reason: .debit,
+                                    idempotencyKey: "same-request", createdAt: at(Int64(attempt))))
+                        }
+                    }
+                }
+                return try await group.reduce(into: []) { $0.append($1) }
+            }
+            try await second.close()
+            #expect(Set(results).count == 1, "every caller sees the one entry that stands")
+            let entries = try await storage.transaction { transaction async throws in
+                try await transaction.ledgerEntries(of: alice.id)
+            }
+            #expect(entries.count == 1)
+            #expect(entries.first == results.first)
+        }
+    }
+
+    // MARK: Notification inbox
+
+    @Test(arguments: Backend.available)
+    func inboxDedupesAndRoundTrips(backend: Backend) async throws {
+        try await TestDatabase.withFresh(backend) { storage, _ async throws in
+            let first = makeNotification("uuid-1", body: Data([0, 1, 2, 255, 0x7B]))
+            let empty = makeNotification("uuid-2", store: .googlePlay, receivedAt: at(5), body: Data())
+            var complete = makeNotification("uuid-3", receivedAt: at(7))
+            complete.status = .failed
+            complete.attempts = 4
+            complete.nextAttemptAt = at(60_000)
+            complete.lastError = "store API said 503 – retry"
+            complete.processedAt = at(8)
+            var withoutNextAttempt = makeNotification("uuid-4", receivedAt: at(9))
+            withoutNextAttempt.status = .processed
+            withoutNextAttempt.nextAttemptAt = nil
+            try await storage.transaction { [complete, withoutNextAttempt] transaction async throws in
+                #expect(try await transaction.insertNotification(first))
+                #expect(try await transaction.insertNotification(empty))
+                #expect(try await transaction.insertNotification(complete))
+                #expect(try await transaction.insertNotification(withoutNextAttempt))
+                // The same store and key again: not new, and the first copy stays.
+                #expect(try await !transaction.insertNotification(makeNotification("uuid-1", body: Data("other".utf8))))
+                // The same key from the other store is another notification.
+                #expect(try await transaction.insertNotification(makeNotification("uuid-1", store: .googlePlay)))
+            }
+            try await storage.transaction { [complete, withoutNextAttempt] transaction async throws in
+                #expect(try await transaction.notification(store: .appStore, dedupeKey: "uuid-1") == first)
+                #expect(try await transaction.notification(store: .googlePlay, dedupeKey: "uuid-2") == empty)
+                #expect(try await transaction.notification(store: .appStore, dedupeKey: "uuid-3") == complete)
+                #expect(try await transaction.notification(store: .appStore, dedupeKey: "uuid-4") == withoutNextAttempt)
+                #expect(try await transaction.notification(store: .appStore, dedupeKey: "uuid-2") == nil)
+            }
+            var processed = first
+            processed.status = .processed
+            processed.attempts = 1
+            processed.processedAt = at(100)
+            processed.nextAttemptAt = nil
+            processed.lastError = nil
+            try await storage.transaction { [processed] transaction async throws in
+                try await transaction.updateNotification(processed)
+            }
+            try await storage.transaction { [processed, complete, withoutNextAttempt] transaction async throws in
+                #expect(try await transaction.notification(store: .appStore, dedupeKey: "uuid-1") == processed)
+                #expect(
+                    try await transaction.notifications(status: .processed, limit: 10) == [
+                        processed, withoutNextAttempt,
+                    ])
+                #expect(try await transaction.notifications(status: .processed, limit: 1) == [processed])
+                #expect(try await transaction.notifications(status: .failed, limit: 10) == [complete])
+                #expect(
+                    try await transaction.notificationCounts() == [.pending: 2, .processed: 2, .failed: 1])
+            }
+        }
+    }
+
+    @Test(arguments: Backend.available)
+    func emptyInboxCountsAreZero(backend: Backend) async throws {
+        try await TestDatabase.withFresh(backend) { storage, _ async throws in
+            let counts = try await storage.transaction { transaction async throws in
+                try await transaction.notificationCounts()
+            }
+            #expect(counts == [.pending: 0, .processed: 0, .failed: 0])
+        }
+    }
+
+    @Test(arguments: Backend.available)
+    func claimsLeaseDueNotificationsOldestFirst(backend: Backend) async throws {
+        try await TestDatabase.withFresh(backend) { storage, _ async throws in
+            let now = at(1_000_000)
+            let pendingOld = makeNotification("pending-old", receivedAt: at(10))
+            let pendingNew = makeNotification("pending-new", store: .googlePlay, receivedAt: at(20))
+            var failedDue = makeNotification("failed-due", receivedAt: at(15))
+            failedDue.status = .failed
+            failedDue.attempts = 2
+            failedDue.nextAttemptAt = now
+            var failedLater = makeNotification("failed-later", receivedAt: at(5))
+            failedLater.status = .failed
+            failedLater.nextAttemptAt = now.addingTimeInterval(3_600)
+            var processed = makeNotification("processed", receivedAt: at(1))
+            processed.status = .processed
+            try await storage.transaction { [failedDue, failedLater, processed] transaction async throws in
+                for notification in [pendingOld, pendingNew, failedDue, failedLater, processed] {
+                    _ = try await transaction.insertNotification(notification)
+                }
+            }
+            let claimed = try await storage.transaction { transaction async throws in
+                try await transaction.claimDueNotifications(now: now, limit: 2, lease: 30)
+            }
+            #expect(claimed.map(\.dedupeKey) == ["pending-old", "failed-due"])
+            #expect(claimed.allSatisfy { $0.nextAttemptAt == now.addingTimeInterval(30) })
+            #expect(claimed.first?.body == pendingOld.body)
+            #expect(claimed.last?.attempts == 2)
+
+            // Leased ones are skipped until the lease runs out.
+            let next = try await storage.transaction { transaction async throws in
+                try await transaction.claimDueNotifications(now: now, limit: 10, lease: 30)
+            }
+            #expect(next.map(\.dedupeKey) == ["pending-new"])
+            let none = try await storage.transaction { transaction async throws in
+                try await transaction.claimDueNotifications(now: now.addingTimeInterval(29), limit: 10, lease: 30)
+            }
+            #expect(none.isEmpty)
+            let afterLease = try await storage.transaction { transaction async throws in
+                try await transaction.claimDueNotifications(now: now.addingTimeInterval(30), limit: 10, lease: 30)
+            }
+            #expect(afterLease.map(\.dedupeKey) == ["pending-old", "failed-due", "pending-new"])
+            let all = try await storage.transaction { transaction async throws in
+                try await transaction.claimDueNotifications(now: now.addingTimeInterval(3_600), limit: 10, lease: 30)
+            }
+            #expect(all.map(\.dedupeKey) == ["failed-later", "pending-old", "failed-due", "pending-new"])
+            let zero = try await storage.transaction { transaction async throws in
+                try await transaction.claimDueNotifications(now: now.addingTimeInterval(3_600), limit: 0, lease: 30)
+            }
+            #expect(zero.isEmpty)
+        }
+    }
+
+    @Test(arguments: Backend.available)
+    func concurrentClaimsNeverShareANotification(backend: Backend) async throws {
+        try await TestDatabase.withFresh(backend) { storage, database async throws in
+            try await storage.transaction { transaction async throws in
+                for index in 0..<40 {
+                    _ = try await transaction.insertNotification(
+                        makeNotification("n-\(index)", receivedAt: at(Int64(index))))
+                }
+            }
+            let second = try await database.open()
+            let now = at(1_000_000)
+            let batches = try await withThrowingTaskGroup(of: [String].self) { group in
+                for worker in 0..<10 {
+                    let instance = worker.isMultiple(of: 2) ? storage : second
+                    group.addTask {
+                        try await instance.transaction { transaction async throws in
+                            try await transaction.claimDueNotifications(now: now, limit: 3, lease: 60).map(\.dedupeKey)
+                        }
+                    }
+                }
+                return try await group.reduce(into: []) { $0.append($1) }
+            }
+            try await second.close()
+            let claimed = batches.flatMap { $0 }
+            #expect(claimed.count == 30)
+            #expect(Set(claimed).count == claimed.count, "a notification was claimed twice: \(batches)")
+        }
+    }
+
+    /// On PostgreSQL two claims can run at the same time: while one transaction holds its claimed
+    /// rows, another skips them instead of waiting (SKIP LOCKED) and gets the next ones.
+    @Test(.enabled(if: Backend.postgresURL != nil, Backend.skippedPostgresMessage))
+    func overlappingPostgresClaimsSkipLockedRows() async throws {
+        try await TestDatabase.withFresh(.postgresql) { storage, database async throws in
+            try await storage.transaction { transaction async throws in
+                for index in 0..<6 {
+                    _ = try await transaction.insertNotification(
+                        makeNotification("n-\(index)", receivedAt: at(Int64(index))))
+                }
+            }
+            let second = try await database.open()
+            let now = at(1_000_000)
+            let (firstHolds, holding) = AsyncStream.makeStream(of: [String].self)
+            let (released, release) = AsyncStream.makeStream(of: Void.self)
+            async let first: [String] = storage.transaction { transaction async throws in
+                let claimed = try await transaction.claimDueNotifications(now: now, limit: 3, lease: 60).map(
+                    \.dedupeKey)
+                holding.yield(claimed)
+                // Keep the rows locked until the other claim is done.
+                for await _ in released { break }
+                return claimed
+            }
+            var holdingIterator = firstHolds.makeAsyncIterator()
+            let claimedFirst = await holdingIterator.next() ?? []
+            // The first transaction is still open; this one must not wait for it.
+            let claimedSecond = try await second.transaction { transaction async throws in
+                try await transaction.claimDueNotifications(now: now, limit: 3, lease: 60).map(\.dedupeKey)
+            }
+            release.yield()
+            release.finish()
+            holding.finish()
+            #expect(try await first == claimedFirst)
+            try await second.close()
+            #expect(claimedFirst == ["n-0", "n-1", "n-2"])
+            #expect(claimedSecond == ["n-3", "n-4", "n-5"])
+        }
+    }
+
+    // MARK: API keys and cursors
+
+    @Test(arguments: Backend.available)
+    func apiKeysAndCursors(backend: Backend) async throws {
+        try await TestDatabase.withFresh(backend) { storage, _ async throws in
+            let reader = APIKeyRecord(
+                id: "key_b", name: "dashboard", secretHash: "hash-b", scope: .readOnly, createdAt: at(2))
+            let backend = APIKeyRecord(
+                id: "key_a", name: "backend", secretHash: "hash-a", scope: .secret, createdAt: at(1))
+            try await storage.transaction { transaction async throws in
+                try await transaction.saveAPIKey(reader)
+                try await transaction.saveAPIKey(backend)
+                #expect(try await transaction.cursor("apple.history") == nil)
+                try await transaction.setCursor("apple.history", to: "1750000000123")
+            }
+            try await storage.transaction { transaction async throws in
+                #expect(try await transaction.apiKey(secretHash: "hash-b") == reader)
+                #expect(try await transaction.apiKey(secretHash: "hash-x") == nil)
+                #expect(try await transaction.apiKeys() == [backend, reader])
+                #expect(try await transaction.cursor("apple.history") == "1750000000123")
+                try await transaction.setCursor("apple.history", to: "later")
+                #expect(try await transaction.cursor("apple.history") == "later")
+                // Saving an existing id replaces it (a rotated secret); another id may not take a secret.
+                var rotated = reader
+                rotated.secretHash = "hash-b2"
+                rotated.name = "dashboard (rotated)"
+                try await transaction.saveAPIKey(rotated)
+                #expect(try await transaction.apiKey(secretHash: "hash-b") == nil)
+                #expect(try await transaction.apiKey(secretHash: "hash-b2") == rotated)
+                await expectStorageError(.conflict) {
+                    try await transaction.saveAPIKey(
+                        APIKeyRecord(id: "key_c", name: "copy", secretHash: "hash-a", scope: .secret, createdAt: at(3)))
+                }
+                #expect(try await transaction.apiKeys().count == 2)
+            }
+        }
+    }
+
+    // MARK: Dates
+
+    @Test(arguments: Backend.available)
+    func datesRoundTripAtMillisecondPrecision(backend: Backend) async throws {
+        try await TestDatabase.withFresh(backend) { storage, _ async throws in
+            let instants: [Int64] = [0, 1, -1, -86_400_001, 1_750_000_000_999, 4_102_444_800_000, 253_402_300_799_999]
+            try await storage.transaction { transaction async throws in
+                for (index, milliseconds) in instants.enumerated() {
+                    try await transaction.insertCustomer(
+                        makeCustomer("c\(index)", at: date(milliseconds: milliseconds)))
+                }
+            }
+            try await storage.transaction { transaction async throws in
+                for (index, milliseconds) in instants.enumerated() {
+                    let stored = try await transaction.customer(CustomerID("c\(index)"))
+                    #expect(stored?.createdAt == date(milliseconds: milliseconds), "\(milliseconds) ms")
+                }
+            }
+            // Finer precision is rounded to the nearest millisecond.
+            try await storage.transaction { transaction async throws in
+                try await transaction.insertCustomer(
+                    makeCustomer("fine", at: Date(timeIntervalSince1970: 1_750_000_000.123_6)))
+                let stored = try await transaction.customer(CustomerID("fine"))
+                #expect(stored?.createdAt == date(milliseconds: 1_750_000_000_124))
+            }
+        }
+    }
+
+    // MARK: Transactions: rollback and isolation
+
+    @Test(arguments: Backend.available)
+    func throwingRollsBackEverything(backend: Backend) async throws {
+        try await TestDatabase.withFresh(backend) { storage, _ async throws in
+            let alice = makeCustomer("alice")
+            do {
+                try await storage.transaction { transaction async throws in
+                    try await transaction.insertCustomer(alice)
+                    try await transaction.savePurchase(fullPurchase(.appStore("1"), customer: alice.id))
+                    _ = try await transaction.appendLedgerEntry(
+                        LedgerEntry(
+                            customerID: alice.id, balance: "coins", amount: 5, reason: .purchase,
+                            idempotencyKey: "k", createdAt: at(0)))
+                    _ = try await transaction.insertNotification(makeNotification("n"))
+                    try await transaction.setCursor("c", to: "v")
+                    throw Abandon()
+                }
+                Issue.record("the body's error was swallowed")
+            } catch is Abandon {
+                // The body's own error comes back as it was thrown.
+            }
+            try await storage.transaction { transaction async throws in
+                #expect(try await transaction.customer(alice.id) == nil)
+                #expect(try await transaction.purchase(.appStore("1")) == nil)
+                #expect(try await transaction.ledgerEntries(of: alice.id) == [])
+                #expect(try await transaction.notification(store: .appStore, dedupeKey: "n") == nil)
+                #expect(try await transaction.cursor("c") == nil)
+            }
+            // The storage is fine afterwards.
+            let value = try await storage.transaction { transaction async throws in
+                try await transaction.insertCustomer(alice)
+                return 42
+            }
+            #expect(value == 42)
+        }
+    }
+
+    @Test(arguments: Backend.available)
+    func concurrentReadModifyWriteKeepsEveryUpdate(backend: Backend) async throws {
+        try await TestDatabase.withFresh(backend) { storage, database async throws in
+            let key = PurchaseKey.appStore("counter")
+            var counter = minimalPurchase(key)
+            counter.quantity = 0
+            try await storage.transaction { [counter] transaction async throws in
+                try await transaction.savePurchase(counter)
+            }
+            // Two instances on one database, like two servers.
+            let second = try await database.open()
+            let increments = 40
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                for index in 0..<increments {
+                    let instance = index.isMultiple(of: 2) ? storage : second
+                    group.addTask {
+                        try await instance.transaction { transaction async throws in
+                            guard var purchase = try await transaction.purchase(key) else {
+                                throw StorageError(.corrupt, "counter vanished")
+                            }
+                            // Give the other transactions every chance to interleave.
+                            await Task.yield()
+                            purchase.quantity += 1
+                            try await transaction.savePurchase(purchase)
+                        }
+                    }
+                }
+                try await group.waitForAll()
+            }
+            try await second.close()
+            let final = try await storage.transaction { transaction async throws in try await transaction.purchase(key)
+            }
+            #expect(final?.quantity == increments)
+        }
+    }
+
+    /// Two PostgreSQL transactions locking two purchases in opposite orders deadlock; the server
+    /// aborts one (SQLSTATE 40P01) and the storage reruns it, so both updates land.
+    @Test(.enabled(if: Backend.postgresURL != nil, Backend.skippedPostgresMessage))
+    func postgresDeadlockVictimIsRerun() async throws {
+        try await TestDatabase.withFresh(.postgresql) { storage, database async throws in
+            let first = PurchaseKey.appStore("first")
+            let second = PurchaseKey.appStore("second")
+            try await storage.transaction { transaction async throws in
+                try await transaction.savePurchase(minimalPurchase(first))
+                try await transaction.savePurchase(minimalPurchase(second))
+            }
+            let other = try await database.open()
+            let (firstLocked, firstLocks) = AsyncStream.makeStream(of: Void.self)
+            let (secondLocked, secondLocks) = AsyncStream.makeStream(of: Void.self)
+            let attempts = AttemptCounter()
+            /// Locks `mine`, waits (first attempt only) until the other side holds its row, then
+            /// locks `theirs` and bumps both.
+            @Sendable func crosswise(
+                _ storage: any Storage, mine: PurchaseKey, theirs: PurchaseKey, signal: AsyncStream<Void>.Continuation,
+                wait: AsyncStream<Void>
+            ) async throws {
+                try await storage.transaction { transaction async throws in
+                    let attempt = attempts.next()
+                    guard var minePurchase = try await transaction.purchase(mine) else { throw Abandon() }
+                    if attempt <= 2 {
+                        signal.yield()
+                        for await _ in wait { break }
+                    }
+                    guard var theirsPurchase = try await transaction.purchase(theirs) else { throw Abandon() }
+                    minePurchase.quantity += 1
+                    theirsPurchase.quantity += 1
+                    try await transaction.savePurchase(minePurchase)
+                    try await transaction.savePurchase(theirsPurchase)
+                }
+            }
+            async let one: Void = crosswise(
+                storage, mine: first, theirs: second, signal: firstLocks, wait: secondLocked)
+            async let two: Void = crosswise(other, mine: second, theirs: first, signal: secondLocks, wait: firstLocked)
+            _ = try await (one, two)
+            firstLocks.finish()
+            secondLocks.finish()
+            try await other.close()
+            #expect(attempts.count > 2, "one of the two transactions was rerun")
+            let quantities = try await storage.transaction { transaction async throws in
+                [try await transaction.purchase(first)?.quantity, try await transaction.purchase(second)?.quantity]
+            }
+            #expect(quantities == [3, 3])
+        }
+    }
+
+    // MARK: Migrations
+
+    @Test(arguments: Backend.available)
+    func migrationsAreIdempotentAndReportTheirVersion(backend: Backend) async throws {
+        try await TestDatabase.withFresh(backend, migrated: false) { storage, _ async throws in
+            #expect(try await storage.schemaVersion() == 0)
+            #expect(try await storage.migrate() == Migration.all.map(\.version))
+            #expect(try await storage.schemaVersion() == Migration.latestVersion)
+            #expect(try await storage.migrate() == [])
+            #expect(try await storage.schemaVersion() == Migration.latestVersion)
+        }
+    }
+
+    @Test(arguments: Backend.available)
+    func concurrentMigrationsApplyOnce(backend: Backend) async throws {
+        try await TestDatabase.withFresh(backend, migrated: false) { storage, database async throws in
+            let others = [try await database.open(), try await database.open()]
+            let applied = try await withThrowingTaskGroup(of: [Int].self) { group in
+                for instance in [storage] + others {
+                    group.addTask { try await instance.migrate() }
+                }
+                return try await group.reduce(into: []) { $0.append($1) }
+            }
+            for other in others { try await other.close() }
+            #expect(applied.flatMap { $0 }.sorted() == Migration.all.map(\.version))
+            #expect(try await storage.schemaVersion() == Migration.latestVersion)
+        }
+    }
+
+    @Test(arguments: Backend.available)
+    func laterMigrationsApplyInOrderAndNewerSchemasAreRefused(backend: Backend) async throws {
+        let extra = Migration(
+            version: Migration.latestVersion + 1, name: "test: notes",
+            sqlite: ["CREATE TABLE test_notes (note TEXT NOT NULL) STRICT"],
+            postgresql: ["CREATE TABLE test_notes (note TEXT NOT NULL)"])
+        try await TestDatabase.withFresh(backend) { storage, database async throws in
+            let newer = try await database.open(migrations: Migration.all + [extra])
+            #expect(try await newer.migrate() == [extra.version])
+            #expect(try await newer.schemaVersion() == extra.version)
+            try await newer.close()
+            // This build knows one migration less: it refuses to touch the newer schema.
+            #expect(try await storage.schemaVersion() == extra.version)
+            let refusal = await expectStorageError(.schemaTooNew) { try await storage.migrate() }
+            #expect(refusal?.detail.contains("\(extra.version)") == true)
+        }
+    }
+
+    @Test(arguments: Backend.available)
+    func failedMigrationLeavesTheSchemaAsItWas(backend: Backend) async throws {
+        let broken = Migration(
+            version: Migration.latestVersion + 1, name: "test: broken",
+            sqlite: ["CREATE TABLE test_half (x TEXT)", "THIS IS NOT SQL"],
+            postgresql: ["CREATE TABLE test_half (x TEXT)", "THIS IS NOT SQL"])
+        try await TestDatabase.withFresh(backend) { storage, database async throws in
+            let newer = try await database.open(migrations: Migration.all + [broken])
+            await expectStorageError(.unavailable) { try await newer.migrate() }
+            #expect(try await newer.schemaVersion() == Migration.latestVersion)
+            try await newer.close()
+            // The half-applied table was rolled back with the rest.
+            let fixed = Migration(
+                version: broken.version, name: "test: fixed", sqlite: ["CREATE TABLE test_half (x TEXT)"],
+                postgresql: ["CREATE TABLE test_half (x TEXT)"])
+            let retried = try await database.open(migrations: Migration.all + [fixed])
+            #expect(try await retried.migrate() == [fixed.version])
+            try await retried.close()
+        }
+    }
+
+    // MARK: Failures
+
+    @Test(arguments: Backend.available)
+    func failuresSurfaceAsStorageErrors(backend: Backend) async throws {
+        try await TestDatabase.withFresh(backend, migrated: false) { storage, _ async throws in
+            // No schema yet: the database answers with an error.
+            await expectStorageError(.unavailable) {
+                _ = try await storage.transaction { transaction async throws in
+                    try await transaction.customer(CustomerID("x"))
+                }
+            }
+            try await storage.migrate()
+            try await storage.close()
+            await expectStorageError(.unavailable) {
+                _ = try await storage.transaction { transaction async throws in
+                    try await transaction.customer(CustomerID("x"))
+                }
+            }
+        }
+    }
+}

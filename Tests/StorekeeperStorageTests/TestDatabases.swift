@@ -1,0 +1,129 @@
+import Foundation
+import Logging
+import PostgresNIO
+import Testing
+
+@testable import StorekeeperStorage
+
+/// A backend the conformance suite runs against.
+enum Backend: String, CaseIterable, Sendable, CustomTestStringConvertible {
+    case sqlite
+    case postgresql
+
+    var testDescription: String { rawValue }
+
+    /// The PostgreSQL server tests create their databases on (`.ci/postgres.sh` starts one).
+    static let postgresURL: String? = {
+        let url = ProcessInfo.processInfo.environment["STOREKEEPER_TEST_POSTGRES_URL"] ?? ""
+        return url.isEmpty ? nil : url
+    }()
+
+    /// SQLite always; PostgreSQL when STOREKEEPER_TEST_POSTGRES_URL names a server.
+    static let available: [Backend] = postgresURL == nil ? [.sqlite] : [.sqlite, .postgresql]
+
+    static let skippedPostgresMessage: Comment = """
+        STOREKEEPER_TEST_POSTGRES_URL is not set: the PostgreSQL half of the storage conformance suite is skipped \
+        (run `.ci/postgres.sh` and export its URL to run it)
+        """
+}
+
+/// One fresh, empty database for one test, and a way to open more storages on it.
+struct TestDatabase: Sendable {
+    let backend: Backend
+    /// The migrations a storage opened here knows.
+    let migrations: [Migration]
+    private let opener: @Sendable ([Migration]) async throws -> any Storage
+
+    init(
+        backend: Backend, migrations: [Migration], opener: @escaping @Sendable ([Migration]) async throws -> any Storage
+    ) {
+        self.backend = backend
+        self.migrations = migrations
+        self.opener = opener
+    }
+
+    /// Another storage on the same database (for concurrency and multi-instance tests).
+    func open(migrations: [Migration]? = nil) async throws -> any Storage {
+        try await opener(migrations ?? self.migrations)
+    }
+
+    static let logger = Logger(label: "storekeeper.storage.tests")
+
+    /// Runs `body` with a storage on a database nobody else uses, migrated unless `migrated` is
+    /// false; cleans up afterwards. SQLite: a file in a new temporary directory. PostgreSQL: a new
+    /// database on the test server, dropped afterwards.
+    static func withFresh(
+        _ backend: Backend, migrated: Bool = true, migrations: [Migration] = Migration.all,
+        _ body: (any Storage, TestDatabase) async throws -> Void
+    ) async throws {
+        switch backend {
+        case .sqlite:
+            let directory = FileManager.default.temporaryDirectory.appendingPathComponent(
+                "storekeeper-storage-\(UUID().uuidString)")
+            try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+            defer { try? FileManager.default.removeItem(at: directory) }
+            let path = directory.appendingPathComponent("test.sqlite").path
+            let database = TestDatabase(backend: backend, migrations: migrations) { migrations in
+                try await SQLiteStorage(path: path, logger: logger, migrations: migrations)
+            }
+            try await run(database, migrated: migrated, body)
+        case .postgresql:
+            guard let url = Backend.postgresURL else {
+                Issue.record("PostgreSQL tests ran without STOREKEEPER_TEST_POSTGRES_URL")
+                return
+            }
+            var location = try PostgresLocation(url: url)
+            // Parallel tests each hold a pool: keep them small.
+            location.poolSize = 6
+            let name = "storekeeper_test_\(UUID().uuidString.lowercased().replacingOccurrences(of: "-", with: ""))"
+            try await PostgresAdmin(location: location).execute("CREATE DATABASE \(name)")
+            var testLocation = location
+            testLocation.database = name
+            let database = TestDatabase(backend: backend, migrations: migrations) { [testLocation] migrations in
+                PostgresStorage(location: testLocation, logger: logger, migrations: migrations)
+            }
+            do {
+                try await run(database, migrated: migrated, body)
+            } catch {
+                try? await PostgresAdmin(location: location).execute("DROP DATABASE IF EXISTS \(name) WITH (FORCE)")
+                throw error
+            }
+            try await PostgresAdmin(location: location).execute("DROP DATABASE IF EXISTS \(name) WITH (FORCE)")
+        }
+    }
+
+    private static func run(
+        _ database: TestDatabase, migrated: Bool, _ body: (any Storage, TestDatabase) async throws -> Void
+    ) async throws {
+        let storage = try await database.open()
+        do {
+            if migrated { try await storage.migrate() }
+            try await body(storage, database)
+        } catch {
+            try? await storage.close()
+            throw error
+        }
+        try await storage.close()
+    }
+}
+
+/// Runs statements that can't go in a transaction (CREATE/DROP DATABASE) on the test server.
+struct PostgresAdmin {
+    let location: PostgresLocation
+
+    func execute(_ sql: String) async throws {
+        var configuration = PostgresConnection.Configuration(
+            host: location.host, port: location.port, username: location.username, password: location.password,
+            database: location.database, tls: .disable)
+        configuration.options.connectTimeout = .seconds(10)
+        let connection = try await PostgresConnection.connect(
+            configuration: configuration, id: 1, logger: TestDatabase.logger)
+        do {
+            try await connection.query(PostgresQuery(unsafeSQL: sql), logger: TestDatabase.logger)
+        } catch {
+            try? await connection.close()
+            throw error
+        }
+        try await connection.close()
+    }
+}
