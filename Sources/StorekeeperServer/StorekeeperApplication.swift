@@ -14,7 +14,7 @@ public final class StorekeeperApplication: Sendable {
     public let storage: any Storage
     public let customers: CustomerService
     public let inbox: NotificationInbox
-    let metrics = ServerMetrics()
+    let metrics: ServerMetrics
     let worker: NotificationWorker
     let logger: Logger
 
@@ -25,6 +25,8 @@ public final class StorekeeperApplication: Sendable {
         self.configuration = configuration
         self.storage = storage
         self.logger = logger
+        let metrics = ServerMetrics()
+        self.metrics = metrics
         let appStore = try AppStoreApps(configuration: configuration, clock: clock, httpClient: httpClient)
         let recorder = PurchaseRecorder(catalog: configuration.catalog)
         customers = CustomerService(
@@ -33,7 +35,10 @@ public final class StorekeeperApplication: Sendable {
         )
         inbox = NotificationInbox(
             storage: storage, recorder: recorder, appStore: appStore, settings: configuration.processing,
-            clock: clock, logger: logger
+            clock: clock, logger: logger,
+            onProcessed: { store, succeeded in
+                metrics.notificationProcessed(store: store.rawValue, result: succeeded ? "processed" : "failed")
+            }
         )
         worker = NotificationWorker(inbox: inbox, interval: configuration.processing.pollInterval, logger: logger)
     }

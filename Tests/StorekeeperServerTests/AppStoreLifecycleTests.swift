@@ -47,6 +47,13 @@ import Testing
             }
             #expect(history.map(\.to).contains(.billingRetry))
             #expect(history.last?.to == .expired)
+
+            let metrics = try await h.text("/metrics")
+            let processed = metrics.split(separator: "\n").filter {
+                $0.hasPrefix("storekeeper_notifications_processed_total") && $0.contains("processed")
+            }
+            #expect(processed.count == 1, "\(metrics)")
+            #expect(processed.first.flatMap { Int($0.split(separator: " ").last ?? "") } ?? 0 >= history.count)
         }
     }
 
@@ -79,6 +86,12 @@ import Testing
             )
             #expect(tooMuch.status == 409)
             #expect((tooMuch.body["error"] as? [String: Any])?["code"] as? String == "insufficient-balance")
+            let reused = try await h.request(
+                .POST, "/v1/customers/bob/balances/coins/debits", json: #"{"amount": 5, "idempotencyKey": "order-1"}"#
+            )
+            #expect(reused.status == 409)
+            #expect((reused.body["error"] as? [String: Any])?["code"] as? String == "idempotency-key-reused")
+            #expect(try await h.balances("bob")["coins"] == 30)
         }
     }
 

@@ -151,6 +151,13 @@ struct ServerHarness {
         return (Int(response.status.code), object)
     }
 
+    /// A GET answered as plain text (e.g. /metrics).
+    func text(_ path: String) async throws -> String {
+        let response = try await HTTPClient.shared.execute(
+            HTTPClientRequest(url: baseURL + path), timeout: .seconds(20))
+        return String(buffer: try await response.body.collect(upTo: 1 << 20))
+    }
+
     func createCustomer(_ id: String) async throws -> UUID {
         let (status, body) = try await request(.PUT, "/v1/customers/\(id)")
         #expect(status == 201 || status == 200)

@@ -6,7 +6,8 @@ import StorekeeperStorage
 struct HealthRoutes {
     let storage: any Storage
     let metrics: ServerMetrics
-    let inboxCounts: @Sendable () async throws -> Void
+    /// Brings the inbox gauges up to date before metrics are rendered.
+    let refreshGauges: @Sendable () async throws -> Void
 
     struct Status: Encodable {
         var status: String
@@ -23,7 +24,7 @@ struct HealthRoutes {
             }
         }
         router.get("metrics") { _, _ in
-            try? await inboxCounts()
+            try? await refreshGauges()
             return Response(
                 status: .ok, headers: [.contentType: "text/plain; version=0.0.4"],
                 body: .init(byteBuffer: ByteBuffer(string: metrics.exposition()))

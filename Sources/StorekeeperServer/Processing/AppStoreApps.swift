@@ -61,7 +61,9 @@ public struct AppStoreApps: Sendable {
         let claims = UnverifiedClaims(jws: jws)
         guard let bundleID = claims.bundleID, let app = apps.first(where: { $0.configuration.bundleID == bundleID })
         else {
-            if apps.count == 1, let only = apps.first, let verifier = only.verifiers.values.first {
+            if apps.count == 1, let only = apps.first,
+                let verifier = only.configuration.environments.lazy.compactMap({ only.verifiers[$0] }).first
+            {
                 // Let the verifier explain what is wrong with the payload.
                 return (only, verifier)
             }

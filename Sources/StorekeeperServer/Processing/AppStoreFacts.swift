@@ -2,6 +2,15 @@ public import AppStoreServer
 public import Foundation
 public import Storekeeper
 
+/// What one App Store transaction tells about its purchase.
+public enum AppStoreObservation: Sendable, Hashable {
+    /// The purchase's state as of the transaction (and renewal info, status).
+    case purchase(PurchaseFact)
+    /// Only a billing event: an `isUpgraded` transaction doesn't speak for its purchase's state
+    /// (the subscription continues under the new product, in the same purchase).
+    case upgradedTransaction(of: PurchaseKey, TransactionFact)
+}
+
 /// The App Store's facts in domain terms: the one place App Store payloads become
 /// ``PurchaseFact``s.
 public enum AppStoreFacts {
@@ -11,12 +20,10 @@ public enum AppStoreFacts {
     ///   - observedAt: the ordering key: the notification's `signedDate`, or the transaction's own
     ///     for a submission.
     ///   - status: the subscription status a notification carries (`data.status`), when it does.
-    /// - Returns: nil when the transaction doesn't speak for its purchase's state: an `isUpgraded`
-    ///   transaction (its subscription continues under the new product, in the same purchase).
-    public static func fact(
+    public static func observation(
         transaction: JWSTransaction, renewalInfo: JWSRenewalInfo?, status: SubscriptionStatus?,
         observedAt: Date, catalog: Catalog
-    ) throws(ProcessingError) -> PurchaseFact? {
+    ) throws(ProcessingError) -> AppStoreObservation {
         guard let originalID = transaction.originalTransactionId, let transactionID = transaction.transactionId,
             let productID = transaction.productId
         else {
@@ -25,8 +32,8 @@ public enum AppStoreFacts {
         }
         let kind = catalog.product(productID, in: .appStore)?.kind ?? kind(of: transaction.type)
         let record = transactionFact(transaction, id: transactionID, productID: productID, observedAt: observedAt)
-        guard transaction.isUpgraded != true else { return nil }
         let key = PurchaseKey.appStore(originalID)
+        guard transaction.isUpgraded != true else { return .upgradedTransaction(of: key, record) }
         let autoRenew = renewalInfo.map { $0.autoRenewStatus == .on }
         let state: SubscriptionState
         if transaction.revocationDate != nil {
@@ -40,7 +47,7 @@ public enum AppStoreFacts {
         } else {
             state = .active
         }
-        return PurchaseFact(
+        let fact = PurchaseFact(
             key: key, productID: productID, kind: kind,
             environment: transaction.environment?.rawValue ?? "Production", state: state,
             expiresAt: transaction.expiresDate,
@@ -50,10 +57,11 @@ public enum AppStoreFacts {
             quantity: Int(transaction.quantity ?? 1), accountHint: AccountHint.normalized(transaction.appAccountToken),
             observedAt: observedAt, transactions: [record]
         )
+        return .purchase(fact)
     }
 
     /// The billing event itself (kept even for an upgraded transaction).
-    public static func transactionFact(
+    static func transactionFact(
         _ transaction: JWSTransaction, id: String, productID: String, observedAt: Date
     ) -> TransactionFact {
         let refunded: Double

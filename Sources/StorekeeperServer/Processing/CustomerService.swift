@@ -131,12 +131,11 @@ public struct CustomerService: Sendable {
                 }
             }
         }
-        guard
-            let fact = try AppStoreFacts.fact(
-                transaction: transaction, renewalInfo: renewalInfo, status: status, observedAt: observedAt,
-                catalog: recorder.catalog
-            )
-        else {
+        let observation = try AppStoreFacts.observation(
+            transaction: transaction, renewalInfo: renewalInfo, status: status, observedAt: observedAt,
+            catalog: recorder.catalog
+        )
+        guard case .purchase(let fact) = observation else {
             throw ProcessingError(
                 .malformedPayload, "transaction \(transaction.transactionId ?? "?") was upgraded; submit the newer one"
             )
@@ -151,25 +150,24 @@ public struct CustomerService: Sendable {
         let now = clock.now()
         return try await storage.transaction { transaction in
             guard try await transaction.customer(id) != nil else { throw ServiceError.customerNotFound(id) }
-            let key = "debit:\(idempotencyKey)"
-            let balances = try await transaction.balances(of: id)
-            if let earlier = try await transaction.ledgerEntries(of: id).first(where: { $0.idempotencyKey == key }) {
-                guard earlier.balance == balance, earlier.amount == -amount else {
-                    throw ServiceError.idempotencyKeyReused(idempotencyKey)
-                }
-                return (earlier, balances[balance] ?? 0)
-            }
-            let available = balances[balance] ?? 0
-            guard available >= amount else {
-                throw ServiceError.insufficientBalance(balance, available: available, requested: amount)
-            }
+            // The ledger's own idempotency decides whether this debit is new: a repeat leaves the
+            // balance as it was. A new one beyond the balance is refused, and throwing rolls its
+            // insert back.
+            let before = try await transaction.balances(of: id)[balance] ?? 0
             let entry = try await transaction.appendLedgerEntry(
                 LedgerEntry(
-                    customerID: id, balance: balance, amount: -amount, reason: .debit, idempotencyKey: key,
-                    createdAt: now
+                    customerID: id, balance: balance, amount: -amount, reason: .debit,
+                    idempotencyKey: "debit:\(idempotencyKey)", createdAt: now
                 )
             )
-            return (entry, available - amount)
+            guard entry.balance == balance, entry.amount == -amount else {
+                throw ServiceError.idempotencyKeyReused(idempotencyKey)
+            }
+            let after = try await transaction.balances(of: id)[balance] ?? 0
+            guard after == before || before >= amount else {
+                throw ServiceError.insufficientBalance(balance, available: before, requested: amount)
+            }
+            return (entry, after)
         }
     }
 }

@@ -15,10 +15,13 @@ public struct NotificationInbox: Sendable {
     public let settings: ProcessingSettings
     public let clock: any WallClock
     public let logger: Logger
+    /// Told of every processing attempt's outcome (for metrics).
+    let onProcessed: @Sendable (_ store: Store, _ succeeded: Bool) -> Void
 
     public init(
         storage: any Storage, recorder: PurchaseRecorder, appStore: AppStoreApps, settings: ProcessingSettings,
-        clock: any WallClock, logger: Logger
+        clock: any WallClock, logger: Logger,
+        onProcessed: @escaping @Sendable (_ store: Store, _ succeeded: Bool) -> Void = { _, _ in }
     ) {
         self.storage = storage
         self.recorder = recorder
@@ -26,6 +29,7 @@ public struct NotificationInbox: Sendable {
         self.settings = settings
         self.clock = clock
         self.logger = logger
+        self.onProcessed = onProcessed
     }
 
     /// What receiving a notification did.
@@ -78,7 +82,9 @@ public struct NotificationInbox: Sendable {
             case .googlePlay:
                 throw ProcessingError(.notConfigured, "Google Play notifications are not processed by this build")
             }
+            onProcessed(item.store, true)
         } catch {
+            onProcessed(item.store, false)
             let attempts = item.attempts + 1
             let delay = min(settings.initialRetryDelay * pow(2, Double(attempts - 1)), settings.maxRetryDelay)
             var failed = item
@@ -103,32 +109,24 @@ public struct NotificationInbox: Sendable {
         let event = [payload.notificationType?.rawValue, payload.subtype?.rawValue].compactMap { $0 }.joined(
             separator: "/")
         let cause = ChangeCause(source: "notification", event: event, reference: payload.notificationUUID)
-        var fact: PurchaseFact?
-        var transactionOnly: (PurchaseKey, TransactionFact)?
+        var observation: AppStoreObservation?
         if let transaction = notification.transaction {
-            let observedAt = payload.signedDate ?? transaction.signedDate ?? item.receivedAt
-            fact = try AppStoreFacts.fact(
+            observation = try AppStoreFacts.observation(
                 transaction: transaction, renewalInfo: notification.renewalInfo, status: payload.data?.status,
-                observedAt: observedAt, catalog: recorder.catalog
+                observedAt: payload.signedDate ?? transaction.signedDate ?? item.receivedAt,
+                catalog: recorder.catalog
             )
-            if fact == nil, let original = transaction.originalTransactionId, let id = transaction.transactionId,
-                let product = transaction.productId
-            {
-                transactionOnly = (
-                    .appStore(original),
-                    AppStoreFacts.transactionFact(transaction, id: id, productID: product, observedAt: observedAt)
-                )
-            }
         }
         let now = clock.now()
         let recorder = self.recorder
-        try await storage.transaction { [fact, transactionOnly] transaction in
-            if let fact {
+        try await storage.transaction { [observation] transaction in
+            switch observation {
+            case .purchase(let fact)?:
                 _ = try await recorder.record(fact, cause: cause, in: transaction)
-            } else if let (key, record) = transactionOnly {
-                let stored = try await transaction.transaction(store: .appStore, id: record.id)
-                let merged = stored?.merging(record) ?? TransactionRecord(purchaseKey: key, fact: record)
-                if merged != stored { try await transaction.saveTransaction(merged) }
+            case .upgradedTransaction(let key, let record)?:
+                try await recorder.record(record, of: key, in: transaction)
+            case nil:
+                break
             }
             var done = item
             done.status = .processed

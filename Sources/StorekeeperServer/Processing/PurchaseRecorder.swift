@@ -9,8 +9,6 @@ public enum AccountHint {
         guard let raw, !raw.isEmpty else { return nil }
         return UUID(uuidString: raw).map { $0.uuidString.lowercased() } ?? raw
     }
-
-    static func normalized(_ raw: String) -> String { normalized(Optional(raw)) ?? raw }
 }
 
 /// Applies store facts to storage, inside the caller's transaction: the one place where purchases,
@@ -68,12 +66,19 @@ public struct PurchaseRecorder: Sendable {
             )
         }
         for reported in fact.transactions {
-            let record = try await transaction.transaction(store: fact.key.store, id: reported.id)
-            let merged = record?.merging(reported) ?? TransactionRecord(purchaseKey: fact.key, fact: reported)
-            if merged != record { try await transaction.saveTransaction(merged) }
+            try await record(reported, of: fact.key, in: transaction)
         }
         try await reconcileCredits(of: purchase, in: transaction, at: fact.observedAt)
         return Outcome(purchase: purchase, applied: applied)
+    }
+
+    /// Records one billing event of the purchase `key`: the newer word about it wins.
+    public func record(
+        _ reported: TransactionFact, of key: PurchaseKey, in transaction: any StorageTransaction
+    ) async throws {
+        let stored = try await transaction.transaction(store: key.store, id: reported.id)
+        let merged = stored?.merging(reported) ?? TransactionRecord(purchaseKey: key, fact: reported)
+        if merged != stored { try await transaction.saveTransaction(merged) }
     }
 
     /// Links `purchase` to `customer` (a submission, or a transfer the policy allowed) and posts
@@ -95,7 +100,7 @@ public struct PurchaseRecorder: Sendable {
     public func claimUnlinked(for customer: Customer, in transaction: any StorageTransaction, at now: Date)
         async throws
     {
-        let hint = AccountHint.normalized(customer.appAccountToken.uuidString)
+        guard let hint = AccountHint.normalized(customer.appAccountToken.uuidString) else { return }
         for purchase in try await transaction.unlinkedPurchases(accountHint: hint) {
             _ = try await link(purchase, to: customer.id, in: transaction, at: now)
         }
