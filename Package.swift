@@ -115,7 +115,7 @@ let package = Package(
         .executableTarget(
             name: "storekeeper",
             dependencies: [
-                "AppStoreServer", "StorekeeperServer", "StoreSimulator",
+                "AppStoreServer", "StorekeeperServer", "StorekeeperStorage", "StoreSimulator",
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),

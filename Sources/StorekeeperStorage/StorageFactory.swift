@@ -46,6 +46,12 @@ public enum StorageFactory {
             }
         }
 
+        /// `location` as it may be shown in logs and output: parsed, without a password; an
+        /// unparsable string with any password redacted.
+        public static func described(_ location: String) -> String {
+            (try? Location(location))?.description ?? PostgresLocation.redacting(location)
+        }
+
         /// The location for logs: PostgreSQL URLs without their password.
         public var description: String {
             switch self {

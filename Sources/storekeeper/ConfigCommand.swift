@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import StorekeeperServer
+import StorekeeperStorage
 
 /// `storekeeper config check FILE`: validates a configuration and explains each problem in one line.
 struct ConfigCommand: AsyncParsableCommand {
@@ -30,21 +31,12 @@ struct ConfigCommand: AsyncParsableCommand {
                 print(
                     "ok: \(configuration.apps.count) app(s) (\(configuration.apps.map(\.name).joined(separator: ", "))), "
                         + "\(products.count) product(s), \(configuration.apiKeys.count) API key(s), "
-                        + "storage \(StorageURLDisplay.redacted(configuration.storageURL))"
+                        + "storage \(StorageFactory.Location.described(configuration.storageURL))"
                 )
             } catch let error as ConfigurationError {
                 for problem in error.problems { print("problem: \(problem)") }
                 throw ExitCode(1)
             }
         }
-    }
-}
-
-/// A storage URL as it may be shown: any password replaced.
-enum StorageURLDisplay {
-    static func redacted(_ url: String) -> String {
-        guard var components = URLComponents(string: url), components.password != nil else { return url }
-        components.password = "***"
-        return components.string ?? "(unprintable URL)"
     }
 }

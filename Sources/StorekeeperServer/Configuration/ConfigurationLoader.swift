@@ -3,6 +3,7 @@ public import Configuration
 public import Foundation
 import GooglePlay
 public import Storekeeper
+import StorekeeperStorage
 import SystemPackage
 
 /// One thing wrong with a configuration, located by its key path.
@@ -382,11 +383,14 @@ struct Parse {
         return nil
     }
 
+    /// Parsed the way the storage will open it, so the check and the server agree.
     mutating func checkStorageURL(_ value: String) {
-        if value.hasPrefix("postgres://") || value.hasPrefix("postgresql://") {
-            if URL(string: value)?.host == nil { problem("storage.url", "is not a valid PostgreSQL URL") }
-        } else if value.contains("://") && !value.hasPrefix("sqlite://") {
-            problem("storage.url", "must be a SQLite path (or sqlite://path) or a postgres:// URL")
+        do {
+            _ = try StorageFactory.Location(value)
+        } catch let error as StorageError {
+            problem("storage.url", error.detail)
+        } catch {
+            problem("storage.url", "\(error)")
         }
     }
 }

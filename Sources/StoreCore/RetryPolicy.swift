@@ -29,7 +29,7 @@ public struct RetryPolicy: Sendable {
 
     /// The wait before retry number `retry` (1 for the first retry), given the server's
     /// `Retry-After`.
-    func delay(beforeRetry retry: Int, retryAfter: Double?) -> Double {
+    public func delay(beforeRetry retry: Int, retryAfter: Double?) -> Double {
         if let retryAfter { return max(0, retryAfter) }
         let cap = min(maxBackoff, initialBackoff * Double(1 << min(retry - 1, 30)))
         return random(0...max(0, cap))

@@ -1,0 +1,110 @@
+import Crypto
+import Foundation
+import StoreSimulator
+import Storekeeper
+import StorekeeperServer
+import Testing
+
+/// `ConfigurationLoader` (what `storekeeper config check` runs) on real files.
+@Suite struct ConfigurationTests {
+    /// A folder holding a .p8 key and a root certificate, and a configuration file referring to them.
+    struct Folder {
+        let url: URL
+
+        init() throws {
+            url = FileManager.default.temporaryDirectory.appendingPathComponent("storekeeper-config-\(UUID())")
+            try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
+            try P256.Signing.PrivateKey().pemRepresentation.write(
+                to: url.appendingPathComponent("AuthKey.p8"), atomically: true, encoding: .utf8
+            )
+            let chain = try TestCertificateChain(options: .init(now: Date(), name: "Config Test"))
+            try Data(TestCertificateChain.der(chain.root)).write(to: url.appendingPathComponent("root.der"))
+        }
+
+        func write(_ json: String) throws -> String {
+            let path = url.appendingPathComponent("storekeeper.json").path
+            try json.write(toFile: path, atomically: true, encoding: .utf8)
+            return path
+        }
+
+        func remove() { try? FileManager.default.removeItem(at: url) }
+    }
+
+    static let valid = """
+        {
+          "server": {"port": 9090},
+          "storage": {"url": "data.sqlite"},
+          "policies": {"ownershipConflict": "transfer-if-no-active"},
+          "apiKeys": {"backend": {"scope": "secret", "secret": "0123456789abcdef-backend"}, "app": {"scope": "read_only"}},
+          "apps": {"main": {"appStore": {
+            "bundleId": "com.example.app", "environments": ["Sandbox"],
+            "keyId": "KEY1", "issuerId": "issuer", "privateKeyPath": "AuthKey.p8", "allowedRootFiles": ["root.der"]
+          }}},
+          "products": {"appStore": {
+            "com.example.pro.monthly": {"kind": "subscription", "entitlements": ["pro"], "group": "pro"},
+            "com.example.coins": {"kind": "consumable", "balance": "coins", "credits": 100}
+          }}
+        }
+        """
+
+    @Test func aValidFileLoadsWithEnvironmentOverridesAndSecrets() async throws {
+        let folder = try Folder()
+        defer { folder.remove() }
+        let path = try folder.write(Self.valid)
+        let configuration = try await ConfigurationLoader.load(
+            path: path,
+            environment: ["SERVER_PORT": "7070", "API_KEYS_APP_SECRET": "read-only-secret-0123456789"]
+        )
+        #expect(configuration.server.port == 7070)
+        #expect(configuration.policies.ownershipConflict == .transferIfNoActive)
+        #expect(configuration.storageURL == "data.sqlite")
+        #expect(Set(configuration.apiKeys.map(\.name)) == ["app", "backend"])
+        #expect(configuration.apiKeys.first { $0.name == "app" }?.secret == "read-only-secret-0123456789")
+        #expect(configuration.apiKeys.allSatisfy { !"\($0)".contains($0.secret) })
+        let app = try #require(configuration.apps.first?.appStore)
+        #expect(app.privateKeyPath == folder.url.appendingPathComponent("AuthKey.p8").path)
+        #expect(app.canCallAPI)
+        #expect(configuration.catalog.product("com.example.coins", in: .appStore)?.credits == 100)
+        #expect(configuration.catalog.product("com.example.pro.monthly", in: .appStore)?.entitlements == ["pro"])
+    }
+
+    @Test func everyProblemIsListedOnceWithItsKeyPath() async throws {
+        let folder = try Folder()
+        defer { folder.remove() }
+        let path = try folder.write(
+            """
+            {"server": {"port": 99999}, "storage": {"url": "mysql://user:hunter2@db/x"},
+             "policies": {"ownershipConflict": "steal"},
+             "apiKeys": {"backend": {"secret": "short"}},
+             "apps": {"main": {"appStore": {"bundleId": "com.x", "environments": ["Production", "Prod"],
+                                            "keyId": "K", "privateKeyPath": "missing.p8"}}},
+             "products": {"appStore": {"a": {"kind": "subscriptoin"}}, "googlePlay": {"c": {"kind": "consumable"}}}}
+            """
+        )
+        do {
+            _ = try await ConfigurationLoader.load(path: path, environment: [:])
+            Issue.record("a broken configuration loaded")
+        } catch let error as ConfigurationError {
+            let paths = error.problems.map(\.path)
+            for expected in [
+                "server.port", "storage.url", "policies.ownershipConflict", "apiKeys.backend.secret",
+                "apps.main.appStore.environments", "apps.main.appStore.appAppleId",
+                "apps.main.appStore.privateKeyPath", "apps.main.appStore", "apps.main.appStore.appleRootFiles",
+                "products.appStore.a.kind", "products.googlePlay", "products.googlePlay.c",
+            ] {
+                #expect(paths.contains(expected), "no problem reported for \(expected): \(error)")
+            }
+            #expect(!error.description.contains("hunter2"))
+            #expect(error.problems.allSatisfy { !$0.message.isEmpty && !$0.message.contains("\n") })
+        }
+    }
+
+    @Test func anUnreadableFileIsOneProblem() async throws {
+        do {
+            _ = try await ConfigurationLoader.load(path: "/nonexistent/storekeeper.json", environment: [:])
+            Issue.record("a missing file loaded")
+        } catch let error as ConfigurationError {
+            #expect(error.problems.count == 1)
+        }
+    }
+}
