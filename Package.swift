@@ -115,9 +115,21 @@ let package = Package(
         .executableTarget(
             name: "storekeeper",
             dependencies: [
-                "AppStoreServer", "StorekeeperServer", "StorekeeperStorage", "StoreSimulator",
+                "AppStoreServer", "StorekeeperServer", "StorekeeperStorage", "StoreSimulator", "StorekeeperDemo",
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: strictSwift6
+        ),
+        // A server wired to the store simulator: `storekeeper demo` and the end-to-end tests.
+        .target(
+            name: "StorekeeperDemo",
+            dependencies: [
+                "StorekeeperServer", "StorekeeperStorage", "StoreSimulator", "Storekeeper",
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: strictSwift6
@@ -133,6 +145,7 @@ let package = Package(
             name: "StorekeeperServerTests",
             dependencies: [
                 "StorekeeperServer", "StorekeeperStorage", "StoreSimulator", "Storekeeper", "AppStoreServer",
+                "StorekeeperDemo", "GooglePlay",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "Crypto", package: "swift-crypto"),

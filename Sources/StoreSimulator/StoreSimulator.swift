@@ -9,8 +9,8 @@ import Synchronization
 /// certificate chain (its root written to a file for servers to trust), on a controllable clock,
 /// with injectable faults. Used by tests, `storekeeper demo` and users' own integration tests.
 ///
-/// For now it serves the control API and OCSP for its chain; the App Store and Google Play
-/// sides mount on the same server.
+/// It serves the control API, OCSP for its chain, the App Store side (``appStore``) and the
+/// Google Play side (``googleIdentity``, ``googlePlay``) on the same server and clock.
 public final class StoreSimulator: Sendable {
     /// Where to listen and how time runs.
     public struct Configuration: Sendable {
@@ -27,13 +27,17 @@ public final class StoreSimulator: Sendable {
         public var logger: Logger
         /// Ids, retries and delivery of the simulated App Store.
         public var appStore: AppStoreSimulation.Configuration
+        /// Ids, Google's windows and Pub/Sub redelivery of the simulated Google Play.
+        public var googlePlay: GooglePlaySimulation.Configuration
 
         public init(
             host: String = "127.0.0.1", port: Int = 0, start: Date? = nil, rate: Double = 1, directory: URL? = nil,
             logger: Logger = Logger(label: "storekeeper.simulator"),
-            appStore: AppStoreSimulation.Configuration = AppStoreSimulation.Configuration()
+            appStore: AppStoreSimulation.Configuration = AppStoreSimulation.Configuration(),
+            googlePlay: GooglePlaySimulation.Configuration = GooglePlaySimulation.Configuration()
         ) {
             self.appStore = appStore
+            self.googlePlay = googlePlay
             self.host = host
             self.port = port
             self.start = start
@@ -74,6 +78,8 @@ public final class StoreSimulator: Sendable {
     public let appStore: AppStoreSimulation
     /// Google's identity services: service-account token endpoint, push-signing JWKS, push tokens.
     public let googleIdentity: GooglePlayIdentity
+    /// The simulated Google Play: catalog, purchases, lifecycles, the Android Publisher API and RTDN pushes.
+    public let googlePlay: GooglePlaySimulation
     private let running = Mutex<Running?>(nil)
 
     public init(configuration: Configuration = Configuration()) {
@@ -82,6 +88,8 @@ public final class StoreSimulator: Sendable {
         self.faults = FaultInjector()
         self.appStore = AppStoreSimulation(clock: clock, configuration: configuration.appStore)
         self.googleIdentity = GooglePlayIdentity(clock: clock)
+        self.googlePlay = GooglePlaySimulation(
+            clock: clock, identity: googleIdentity, configuration: configuration.googlePlay)
     }
 
     /// The endpoints, once started.
@@ -100,6 +108,11 @@ public final class StoreSimulator: Sendable {
             .register(on: router)
         AppStoreControlRoutes(appStore: appStore).register(on: router)
         AppStoreOfferRoutes(appStore: appStore).register(on: router)
+        GooglePlayControlRoutes(googlePlay: googlePlay).register(on: router)
+        let publisher = router.group(RouterPath(AndroidPublisherRoutes.prefix))
+            .add(middleware: PlayRequestLogMiddleware(googlePlay: googlePlay))
+            .add(middleware: FaultMiddleware(faults: faults))
+        AndroidPublisherRoutes(googlePlay: googlePlay, identity: googleIdentity).register(on: publisher)
         let stores = router.group().add(middleware: FaultMiddleware(faults: faults))
         AppStoreAPIRoutes(appStore: appStore).register(on: stores)
         VerifyReceiptRoutes(appStore: appStore).register(on: stores)
@@ -154,6 +167,7 @@ public final class StoreSimulator: Sendable {
             rootCertificatePath: rootPath)
         appStore.attach(signer: AppStoreSigner(chain: chain))
         appStore.startBackground()
+        googlePlay.startBackground()
         running.withLock {
             $0 = Running(
                 endpoints: endpoints, chain: chain, ocsp: TestOCSPResponder(chain: chain, clock: clock), task: task)
@@ -182,6 +196,7 @@ public final class StoreSimulator: Sendable {
     public func stop() async {
         guard let task = running.withLock({ $0?.task }) else { return }
         await appStore.stopBackground()
+        await googlePlay.stopBackground()
         task.cancel()
         _ = await task.result
         running.withLock { $0 = nil }

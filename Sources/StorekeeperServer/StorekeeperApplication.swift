@@ -16,6 +16,7 @@ public final class StorekeeperApplication: Sendable {
     public let inbox: NotificationInbox
     let metrics: ServerMetrics
     let worker: NotificationWorker
+    let sweeper: AcknowledgementSweeper
     let logger: Logger
 
     public init(
@@ -29,18 +30,25 @@ public final class StorekeeperApplication: Sendable {
         self.metrics = metrics
         let appStore = try AppStoreApps(configuration: configuration, clock: clock, httpClient: httpClient)
         let recorder = PurchaseRecorder(catalog: configuration.catalog)
+        let googlePlay = GooglePlayPurchases(
+            apps: try GooglePlayApps(
+                configuration: configuration, clock: clock, httpClient: httpClient, logger: logger),
+            catalog: configuration.catalog, storage: storage, clock: clock, logger: logger)
         customers = CustomerService(
-            storage: storage, recorder: recorder, policies: configuration.policies, appStore: appStore, clock: clock,
-            logger: logger
+            storage: storage, recorder: recorder, policies: configuration.policies, appStore: appStore,
+            googlePlay: googlePlay, clock: clock, logger: logger
         )
         inbox = NotificationInbox(
-            storage: storage, recorder: recorder, appStore: appStore, settings: configuration.processing,
+            storage: storage, recorder: recorder, appStore: appStore, googlePlay: googlePlay,
+            settings: configuration.processing,
             clock: clock, logger: logger,
             onProcessed: { store, succeeded in
                 metrics.notificationProcessed(store: store.rawValue, result: succeeded ? "processed" : "failed")
             }
         )
         worker = NotificationWorker(inbox: inbox, interval: configuration.processing.pollInterval, logger: logger)
+        sweeper = AcknowledgementSweeper(
+            purchases: googlePlay, interval: configuration.processing.acknowledgementSweepInterval, logger: logger)
     }
 
     /// The HTTP routes (also usable with Hummingbird's testing client).
@@ -79,6 +87,7 @@ public final class StorekeeperApplication: Sendable {
         )
     }
 
-    /// The background work: processing stored notifications.
-    public var backgroundServices: [any Service] { [worker] }
+    /// The background work: processing stored notifications, and retrying Google Play
+    /// acknowledgements that failed.
+    public var backgroundServices: [any Service] { [worker, sweeper] }
 }

@@ -21,6 +21,10 @@ struct StorekeeperCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "storekeeper",
         abstract: "A self-hosted in-app purchase and subscription server for the App Store and Google Play.",
-        subcommands: [VerifyCommand.self, SignCommand.self, SimulatorCommand.self, ConfigCommand.self]
+        subcommands: [
+            DemoCommand.self, VerifyCommand.self, SignCommand.self, SimulatorCommand.self, ConfigCommand.self,
+            ServeCommand.self,
+            MigrateCommand.self,
+        ]
     )
 }

@@ -223,3 +223,34 @@ public struct TestNotification: Codable, Hashable, Sendable {
         self.version = version
     }
 }
+
+extension SubscriptionNotification.NotificationType {
+    /// Google's name without the `SUBSCRIPTION_` prefix (`RENEWED`), or the number for a type this
+    /// library does not name.
+    public var name: String {
+        let names: [Int: String] = [
+            1: "RECOVERED", 2: "RENEWED", 3: "CANCELED", 4: "PURCHASED", 5: "ON_HOLD", 6: "IN_GRACE_PERIOD",
+            7: "RESTARTED", 8: "PRICE_CHANGE_CONFIRMED", 9: "DEFERRED", 10: "PAUSED", 11: "PAUSE_SCHEDULE_CHANGED",
+            12: "REVOKED", 13: "EXPIRED", 19: "PRICE_CHANGE_UPDATED", 20: "PENDING_PURCHASE_CANCELED",
+            22: "PRICE_STEP_UP_CONSENT_UPDATED",
+        ]
+        return names[rawValue] ?? String(rawValue)
+    }
+}
+
+extension DeveloperNotification {
+    /// What happened, in Google's words: `SUBSCRIPTION_RENEWED`, `ONE_TIME_PRODUCT_PURCHASED`,
+    /// `VOIDED_PURCHASE`, `TEST`; `UNKNOWN` for a kind this library does not know.
+    public var eventName: String {
+        if let subscription = subscriptionNotification {
+            return "SUBSCRIPTION_" + (subscription.notificationType?.name ?? "UNKNOWN")
+        }
+        if let product = oneTimeProductNotification {
+            return product.notificationType == .canceled ? "ONE_TIME_PRODUCT_CANCELED" : "ONE_TIME_PRODUCT_PURCHASED"
+        }
+        if voidedPurchaseNotification != nil { return "VOIDED_PURCHASE" }
+        if pendingRefundReviewNotification != nil { return "PENDING_REFUND_REVIEW" }
+        if testNotification != nil { return "TEST" }
+        return "UNKNOWN"
+    }
+}

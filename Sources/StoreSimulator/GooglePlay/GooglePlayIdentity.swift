@@ -71,6 +71,8 @@ public final class GooglePlayIdentity: Sendable {
         var issuedCount = 0
         var jwksRequestCount = 0
         var pushKeys: [PushKey] = []
+        /// A key never published in the JWKS, for forged push tokens.
+        var untrustedKey: PushKey?
         var baseURL: (@Sendable () -> String?)?
     }
 
@@ -170,6 +172,30 @@ public final class GooglePlayIdentity: Sendable {
             "exp": iat + Int(expiresIn), "iat": iat, "iss": issuer, "sub": subject,
         ]
         return try makePushToken(claims: claims, keyID: keyID)
+    }
+
+    /// Mints a push token like ``makePushToken(audience:email:emailVerified:issuedAt:expiresIn:keyID:issuer:)``
+    /// but signed by a key that is not in the JWKS (a forgery receivers must refuse).
+    public func makeUntrustedPushToken(audience: String, email: String) throws -> String {
+        let existing = state.withLock { $0.untrustedKey }
+        let signing: PushKey
+        if let existing {
+            signing = existing
+        } else {
+            let created = PushKey(id: Self.randomHex(20), key: try _RSA.Signing.PrivateKey(keySize: .bits2048))
+            signing = state.withLock { state in
+                if let raced = state.untrustedKey { return raced }
+                state.untrustedKey = created
+                return created
+            }
+        }
+        let iat = Int(clock.now().timeIntervalSince1970.rounded(.down))
+        let claims: [String: Any] = [
+            "aud": audience, "email": email, "email_verified": true, "exp": iat + 3600, "iat": iat,
+            "iss": "https://accounts.google.com", "sub": "100000000000000000000",
+        ]
+        return try CompactJWT.signRS256(
+            header: ["alg": "RS256", "kid": signing.id, "typ": "JWT"], claims: claims, key: signing.key)
     }
 
     /// Signs an arbitrary claim set as a push token (for tests of unusual or missing claims).

@@ -13,6 +13,12 @@ struct CustomerRoutes {
         var appReceipt: String?
     }
 
+    struct GooglePlaySubmission: Decodable {
+        var purchaseToken: String?
+        var productId: String?
+        var packageName: String?
+    }
+
     struct Debit: Decodable {
         var amount: Int
         var idempotencyKey: String
@@ -70,6 +76,17 @@ struct CustomerRoutes {
             }
             let cause = ChangeCause(source: "submission", event: "app-store", reference: fact.key.id)
             let (view, _) = try await service.submit(fact, cause: cause, for: id)
+            return try JSONResponse.make(view)
+        }
+        group.post("customers/:id/purchases/google-play") { request, context in
+            let id = try customerID(context)
+            let submission = try await decode(GooglePlaySubmission.self, request)
+            guard let token = submission.purchaseToken, !token.isEmpty else {
+                throw APIError(
+                    .badRequest, "malformed-submission", "send purchaseToken (and productId for one-time products)")
+            }
+            let view = try await service.submitGooglePlay(
+                token: token, productID: submission.productId, packageName: submission.packageName, for: id)
             return try JSONResponse.make(view)
         }
         group.post("customers/:id/balances/:balance/debits") { request, context in

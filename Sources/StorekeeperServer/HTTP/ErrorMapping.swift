@@ -1,4 +1,5 @@
 import AppStoreServer
+import GooglePlay
 import Hummingbird
 import Storekeeper
 import StorekeeperStorage
@@ -45,6 +46,17 @@ enum ErrorMapping {
                 return APIError(.notFound, "purchase-not-found", "the App Store does not know it: \(error.message)")
             }
             return APIError(.badGateway, "store-unavailable", "App Store Server API: \(error)")
+        case let error as PushAuthenticationError:
+            if error.reason == .jwksUnavailable {
+                // Google's keys couldn't be fetched: not the pusher's fault, and a 5xx makes Pub/Sub retry.
+                return APIError(.serviceUnavailable, "push-keys-unavailable", error.detail)
+            }
+            return APIError(.unauthorized, "invalid-push-token", "\(error.reason.rawValue): \(error.detail)")
+        case let error as AndroidPublisherError:
+            if error.reason == .notFound || error.isGone {
+                return APIError(.notFound, "purchase-not-found", "Google Play does not know it: \(error.message)")
+            }
+            return APIError(.badGateway, "store-unavailable", "Android Publisher API: \(error)")
         case let error as StorageError:
             return APIError(.serviceUnavailable, "storage-unavailable", error.description)
         default:

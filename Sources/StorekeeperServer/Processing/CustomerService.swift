@@ -12,17 +12,19 @@ public struct CustomerService: Sendable {
     public let recorder: PurchaseRecorder
     public let policies: Policies
     public let appStore: AppStoreApps
+    public let googlePlay: GooglePlayPurchases
     public let clock: any WallClock
     public let logger: Logger
 
     public init(
         storage: any Storage, recorder: PurchaseRecorder, policies: Policies, appStore: AppStoreApps,
-        clock: any WallClock, logger: Logger
+        googlePlay: GooglePlayPurchases, clock: any WallClock, logger: Logger
     ) {
         self.storage = storage
         self.recorder = recorder
         self.policies = policies
         self.appStore = appStore
+        self.googlePlay = googlePlay
         self.clock = clock
         self.logger = logger
     }
@@ -55,8 +57,11 @@ public struct CustomerService: Sendable {
 
     /// Records what the store says about a purchase the customer presents, and links it to them
     /// under the ownership policy.
+    ///
+    /// - Parameter olderChain: purchases further back in an upgrade chain than `fact.replaces`,
+    ///   superseded with it (see ``GooglePlayPurchases/olderChain(of:packageName:)``).
     public func submit(
-        _ fact: PurchaseFact, cause: ChangeCause, for id: CustomerID
+        _ fact: PurchaseFact, cause: ChangeCause, for id: CustomerID, olderChain: [PurchaseKey] = []
     ) async throws -> (view: CustomerView, purchase: Purchase) {
         let now = clock.now()
         let recorder = self.recorder
@@ -67,6 +72,7 @@ public struct CustomerService: Sendable {
                 throw ServiceError.customerNotFound(id)
             }
             let outcome = try await recorder.record(fact, cause: cause, in: transaction)
+            for older in olderChain { _ = try await recorder.supersede(older, by: fact, cause: cause, in: transaction) }
             var purchase = outcome.purchase
             switch policy.decide(purchase, presentedBy: id, at: now) {
             case .alreadyOwned: break
@@ -141,6 +147,24 @@ public struct CustomerService: Sendable {
             )
         }
         return fact
+    }
+
+    /// A Google Play submission: the purchase's state fetched from the API, recorded and linked
+    /// under the ownership policy (superseding the tokens it replaced), then acknowledged — or,
+    /// for a consumable, consumed once its credits are in the ledger.
+    public func submitGooglePlay(
+        token: String, productID: String?, packageName: String?, for id: CustomerID
+    ) async throws -> CustomerView {
+        guard try await storage.transaction({ try await $0.customer(id) }) != nil else {
+            throw ServiceError.customerNotFound(id)
+        }
+        let fact = try await googlePlay.fact(packageName: packageName, productID: productID, token: token)
+        let olderChain = try await googlePlay.olderChain(of: fact, packageName: packageName)
+        let cause = ChangeCause(source: "submission", event: "google-play", reference: fact.key.id)
+        let (view, purchase) = try await submit(fact, cause: cause, for: id, olderChain: olderChain)
+        guard purchase.needsAcknowledgement else { return view }
+        await googlePlay.settle(purchase, packageName: packageName)
+        return try await self.view(of: id) ?? view
     }
 
     /// Debits a balance once per idempotency key; a repeat returns the first result.

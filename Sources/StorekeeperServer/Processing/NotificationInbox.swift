@@ -12,6 +12,7 @@ public struct NotificationInbox: Sendable {
     public let storage: any Storage
     public let recorder: PurchaseRecorder
     public let appStore: AppStoreApps
+    public let googlePlay: GooglePlayPurchases
     public let settings: ProcessingSettings
     public let clock: any WallClock
     public let logger: Logger
@@ -19,13 +20,14 @@ public struct NotificationInbox: Sendable {
     let onProcessed: @Sendable (_ store: Store, _ succeeded: Bool) -> Void
 
     public init(
-        storage: any Storage, recorder: PurchaseRecorder, appStore: AppStoreApps, settings: ProcessingSettings,
-        clock: any WallClock, logger: Logger,
+        storage: any Storage, recorder: PurchaseRecorder, appStore: AppStoreApps, googlePlay: GooglePlayPurchases,
+        settings: ProcessingSettings, clock: any WallClock, logger: Logger,
         onProcessed: @escaping @Sendable (_ store: Store, _ succeeded: Bool) -> Void = { _, _ in }
     ) {
         self.storage = storage
         self.recorder = recorder
         self.appStore = appStore
+        self.googlePlay = googlePlay
         self.settings = settings
         self.clock = clock
         self.logger = logger
@@ -79,8 +81,7 @@ public struct NotificationInbox: Sendable {
         do {
             switch item.store {
             case .appStore: try await processAppStore(item)
-            case .googlePlay:
-                throw ProcessingError(.notConfigured, "Google Play notifications are not processed by this build")
+            case .googlePlay: try await processGooglePlay(item)
             }
             onProcessed(item.store, true)
         } catch {
@@ -128,13 +129,20 @@ public struct NotificationInbox: Sendable {
             case nil:
                 break
             }
-            var done = item
-            done.status = .processed
-            done.attempts = item.attempts + 1
-            done.processedAt = now
-            done.nextAttemptAt = nil
-            done.lastError = nil
-            try await transaction.updateNotification(done)
+            try await transaction.updateNotification(item.markedProcessed(at: now))
         }
+    }
+}
+
+extension InboxNotification {
+    /// This notification, processed at `now`.
+    func markedProcessed(at now: Date) -> InboxNotification {
+        var done = self
+        done.status = .processed
+        done.attempts = attempts + 1
+        done.processedAt = now
+        done.nextAttemptAt = nil
+        done.lastError = nil
+        return done
     }
 }

@@ -113,7 +113,7 @@ public struct PurchaseRecorder: Sendable {
 
     /// Marks the purchase `key` replaced by the one `fact` describes. If it isn't known yet, a
     /// superseded placeholder is stored so that its own facts, whenever they come, can't revive it.
-    func supersede(
+    public func supersede(
         _ key: PurchaseKey, by fact: PurchaseFact, cause: ChangeCause, in transaction: any StorageTransaction
     ) async throws -> Purchase? {
         let previous = try await transaction.purchase(key)

@@ -1,0 +1,78 @@
+import AsyncHTTPClient
+public import Foundation
+import NIOCore
+import NIOHTTP1
+public import Storekeeper
+
+/// The calls an app's backend makes to Storekeeper's `/v1/customers` API, over HTTP.
+public struct CustomerAPI: Sendable {
+    /// An answer that is not the customer view: the status and Storekeeper's error code and message.
+    public struct Refusal: Error, Sendable, CustomStringConvertible {
+        public var status: Int
+        public var code: String
+        public var message: String
+        public var description: String { "\(status) \(code): \(message)" }
+    }
+
+    public let baseURL: String
+    let apiKey: String
+
+    public init(baseURL: String, apiKey: String) {
+        self.baseURL = baseURL
+        self.apiKey = apiKey
+    }
+
+    /// `PUT /v1/customers/{id}`: creates the customer (or fetches it) and returns the
+    /// appAccountToken the app passes to the stores with its purchases.
+    public func createCustomer(_ id: String) async throws -> UUID {
+        struct Created: Decodable { var appAccountToken: UUID }
+        let created: Created = try await send(.PUT, "/v1/customers/\(id)")
+        return created.appAccountToken
+    }
+
+    /// `GET /v1/customers/{id}`.
+    public func customer(_ id: String) async throws -> CustomerView {
+        try await send(.GET, "/v1/customers/\(id)")
+    }
+
+    /// `POST /v1/customers/{id}/purchases/app-store` with a transaction id.
+    public func submitAppStore(customer id: String, transactionId: String) async throws -> CustomerView {
+        try await send(.POST, "/v1/customers/\(id)/purchases/app-store", body: ["transactionId": transactionId])
+    }
+
+    /// `POST /v1/customers/{id}/purchases/google-play` with a purchase token.
+    public func submitGooglePlay(
+        customer id: String, purchaseToken: String, productId: String? = nil
+    ) async throws -> CustomerView {
+        var body = ["purchaseToken": purchaseToken]
+        if let productId { body["productId"] = productId }
+        return try await send(.POST, "/v1/customers/\(id)/purchases/google-play", body: body)
+    }
+
+    private static let decoder: JSONDecoder = {
+        let decoder = JSONDecoder()
+        decoder.dateDecodingStrategy = .iso8601
+        return decoder
+    }()
+
+    private func send<Answer: Decodable>(
+        _ method: HTTPMethod, _ path: String, body: [String: String]? = nil
+    ) async throws -> Answer {
+        var request = HTTPClientRequest(url: baseURL + path)
+        request.method = method
+        request.headers.add(name: "Authorization", value: "Bearer \(apiKey)")
+        if let body {
+            request.headers.add(name: "Content-Type", value: "application/json")
+            request.body = .bytes(ByteBuffer(data: try JSONEncoder().encode(body)))
+        }
+        let response = try await HTTPClient.shared.execute(request, timeout: .seconds(30))
+        let data = Data(buffer: try await response.body.collect(upTo: 1 << 22))
+        guard (200..<300).contains(response.status.code) else {
+            let error = (try? JSONSerialization.jsonObject(with: data) as? [String: Any])?["error"] as? [String: Any]
+            throw Refusal(
+                status: Int(response.status.code), code: error?["code"] as? String ?? "unknown",
+                message: error?["message"] as? String ?? "")
+        }
+        return try Self.decoder.decode(Answer.self, from: data)
+    }
+}

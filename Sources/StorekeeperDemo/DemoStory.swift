@@ -1,0 +1,194 @@
+public import Foundation
+import GooglePlay
+import StoreSimulator
+public import Storekeeper
+
+/// The scripted story `storekeeper demo` tells on a ``SimulatedDeployment``: per store, a customer
+/// buys, renews, fails billing and recovers, upgrades, cancels and expires; a second account
+/// presents the same store purchase (the ownership policy decides); a consumable is bought and
+/// refunded. After each step it reports the store events the simulator sent and the customer's
+/// entitlements as the server answers them.
+public struct DemoStory: Sendable {
+    /// One line of the story.
+    public enum Line: Sendable, Hashable {
+        /// A section title.
+        case heading(String)
+        /// A step, at its simulated date.
+        case step(date: Date, String)
+        /// A notification a store sent.
+        case storeEvent(store: String, String)
+        /// The customer view after a step.
+        case customer(id: String, CustomerView)
+        /// The server refused a request (status, code, message).
+        case refusal(String)
+    }
+
+    public let deployment: SimulatedDeployment
+    let api: CustomerAPI
+    let report: @Sendable (Line) -> Void
+
+    public init(deployment: SimulatedDeployment, report: @escaping @Sendable (Line) -> Void) {
+        self.deployment = deployment
+        self.api = CustomerAPI(baseURL: deployment.baseURL, apiKey: deployment.options.secretAPIKey)
+        self.report = report
+    }
+
+    /// Tells both stories; throws if a step does not end as the story expects.
+    public func run() async throws {
+        try await appStore()
+        try await googlePlay()
+    }
+
+    // MARK: App Store
+
+    public func appStore() async throws {
+        let store = deployment.simulator.appStore
+        report(.heading("App Store — customer alice"))
+        var seen = store.notifications.count
+        let token = try await api.createCustomer("alice")
+        let bought = try await step(
+            "alice buys pro.monthly in the app", customer: "alice", store: .appStore, seen: &seen
+        ) {
+            try store.purchase(customer: "alice", product: "pro.monthly", appAccountToken: token)
+        }
+        try await step(
+            "a month passes: the subscription renews", customer: "alice", store: .appStore, seen: &seen, days: 31
+        ) {}
+        try await step(
+            "her card is declined at the next renewal", customer: "alice", store: .appStore, seen: &seen, days: 31
+        ) {
+            try store.failBilling(bought.originalTransactionId)
+        }
+        try await step("she updates her card: billing recovers", customer: "alice", store: .appStore, seen: &seen) {
+            try store.recoverBilling(bought.originalTransactionId)
+        }
+        try await step("she upgrades to max.monthly", customer: "alice", store: .appStore, seen: &seen) {
+            try store.upgrade(bought.originalTransactionId, to: "max.monthly")
+        }
+        let latest = try require(store.subscription(bought.originalTransactionId)?.transactionIds.last)
+        _ = try await api.createCustomer("alex")
+        try await presentElsewhere("alex") {
+            try await api.submitAppStore(customer: "alex", transactionId: latest)
+        }
+        try await step("alice turns auto-renew off", customer: "alice", store: .appStore, seen: &seen) {
+            try store.setAutoRenew(bought.originalTransactionId, on: false)
+        }
+        try await step("the paid period ends", customer: "alice", store: .appStore, seen: &seen, days: 32) {}
+        let coins = try await step("alice buys coins.100", customer: "alice", store: .appStore, seen: &seen) {
+            try store.purchase(customer: "alice", product: "coins.100", appAccountToken: token)
+        }
+        try await step("Apple refunds the coins", customer: "alice", store: .appStore, seen: &seen) {
+            try store.refund(transactionId: coins.transactionId)
+        }
+    }
+
+    // MARK: Google Play
+
+    public func googlePlay() async throws {
+        let play = deployment.simulator.googlePlay
+        let package = SimulatedDeployment.packageName
+        report(.heading("Google Play — customer gina"))
+        var seen = play.pushes.count
+        let account = try await api.createCustomer("gina")
+        let options = PlayPurchaseOptions(obfuscatedExternalAccountId: account.uuidString)
+        let bought = try await step(
+            "gina subscribes to premium in the app", customer: "gina", store: .googlePlay, seen: &seen
+        ) {
+            try play.purchaseSubscription(packageName: package, productId: "premium", options: options)
+        }
+        try await step(
+            "a month passes: the subscription renews", customer: "gina", store: .googlePlay, seen: &seen, days: 31
+        ) {}
+        try await step(
+            "her card is declined at the next renewal", customer: "gina", store: .googlePlay, seen: &seen, days: 31
+        ) {
+            try play.failBilling(bought.purchaseToken)
+        }
+        try await step("she fixes her payment method: recovered", customer: "gina", store: .googlePlay, seen: &seen) {
+            _ = try play.recoverBilling(bought.purchaseToken)
+        }
+        let upgraded = try await step(
+            "she upgrades to premium.max (a new purchase token)", customer: "gina", store: .googlePlay, seen: &seen
+        ) {
+            try play.changeSubscription(bought.purchaseToken, toProductId: "premium.max")
+        }
+        _ = try await api.createCustomer("george")
+        try await presentElsewhere("george") {
+            try await api.submitGooglePlay(customer: "george", purchaseToken: upgraded.purchaseToken)
+        }
+        try await step("gina cancels", customer: "gina", store: .googlePlay, seen: &seen) {
+            try play.cancelSubscription(upgraded.purchaseToken)
+        }
+        try await step("the paid period ends", customer: "gina", store: .googlePlay, seen: &seen, days: 32) {}
+        let gems = try await step("gina buys 3 gems", customer: "gina", store: .googlePlay, seen: &seen) {
+            try play.purchaseProduct(packageName: package, productId: "gems", quantity: 3, options: options)
+        }
+        try await step("Google refunds one of the gems", customer: "gina", store: .googlePlay, seen: &seen) {
+            try play.refund(orderId: try require(gems.orderId), quantity: 1)
+        }
+    }
+
+    // MARK: Steps
+
+    /// Runs `action` at the simulated now, lets `days` pass, waits until the server has processed
+    /// what the stores sent, and reports it with the customer view.
+    @discardableResult
+    func step<Result>(
+        _ title: String, customer: String, store: Store, seen: inout Int, days: Double = 0,
+        _ action: () throws -> Result
+    ) async throws -> Result {
+        report(.step(date: deployment.simulator.clock.now(), title))
+        let result = try action()
+        if days > 0 {
+            report(
+                .step(
+                    date: deployment.simulator.clock.now().addingTimeInterval(days * 86_400), "…\(Int(days)) days later"
+                ))
+            try await deployment.advance(days: days)
+        } else {
+            try await deployment.settle()
+        }
+        reportStoreEvents(store, since: &seen)
+        report(.customer(id: customer, try await api.customer(customer)))
+        return result
+    }
+
+    /// A second account presents a purchase someone else owns; the ownership policy decides.
+    func presentElsewhere(_ customer: String, _ submit: () async throws -> CustomerView) async throws {
+        let policy = deployment.options.policies.ownershipConflict.rawValue
+        report(
+            .step(
+                date: deployment.simulator.clock.now(),
+                "\(customer), another account on the same device, presents the same store purchase (policy \(policy))"
+            ))
+        do {
+            report(.customer(id: customer, try await submit()))
+        } catch let refusal as CustomerAPI.Refusal {
+            report(.refusal(refusal.description))
+            report(.customer(id: customer, try await api.customer(customer)))
+        }
+    }
+
+    /// Reports the store's notifications after the first `seen`, and counts them as seen.
+    func reportStoreEvents(_ store: Store, since seen: inout Int) {
+        let events: [String]
+        switch store {
+        case .appStore:
+            events = deployment.simulator.appStore.notifications.map {
+                [$0.payload.notificationType?.rawValue, $0.payload.subtype?.rawValue].compactMap { $0 }
+                    .joined(separator: " ")
+            }
+        case .googlePlay:
+            events = deployment.simulator.googlePlay.pushes.map(\.notification.eventName)
+        }
+        for event in events.dropFirst(seen) {
+            report(.storeEvent(store: store == .appStore ? "App Store" : "Google Play", event))
+        }
+        seen = events.count
+    }
+
+    func require<Value>(_ value: Value?) throws -> Value {
+        guard let value else { throw DeploymentError(description: "the simulator lost a purchase") }
+        return value
+    }
+}

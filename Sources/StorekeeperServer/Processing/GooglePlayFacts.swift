@@ -1,0 +1,112 @@
+public import Foundation
+public import GooglePlay
+public import Storekeeper
+
+/// Google Play's facts in domain terms: the one place Android Publisher answers become
+/// ``PurchaseFact``s. Google's answers are the purchase's current state, so a fact's
+/// `observedAt` is when it was fetched.
+public enum GooglePlayFacts {
+    /// What a `purchases.subscriptionsv2.get` answer says about the subscription `token`.
+    ///
+    /// - Parameter revoked: the notification said the subscription was revoked or voided; the
+    ///   fetched state (expired) doesn't tell a revocation from an expiry.
+    public static func subscription(
+        _ purchase: SubscriptionPurchaseV2, token: String, observedAt: Date, revoked: Bool = false, catalog: Catalog
+    ) throws(ProcessingError) -> PurchaseFact {
+        let items = purchase.lineItems ?? []
+        guard let productID = items.first?.productId else {
+            throw ProcessingError(.malformedPayload, "the subscription purchase has no line item with a productId")
+        }
+        let expiresAt = items.compactMap(\.expiryDate).max()
+        let state: Storekeeper.SubscriptionState =
+            revoked ? .revoked : subscriptionState(purchase.subscriptionState, expiresAt: expiresAt, at: observedAt)
+        let orderID = items.first?.latestSuccessfulOrderId ?? purchase.latestOrderId
+        var transactions: [TransactionFact] = []
+        if let orderID {
+            transactions.append(
+                TransactionFact(
+                    id: orderID, productID: productID, purchasedAt: purchase.startDate ?? observedAt,
+                    revokedAt: revoked ? observedAt : nil, refundedFraction: revoked ? 1 : 0, observedAt: observedAt
+                ))
+        }
+        return PurchaseFact(
+            key: .googlePlay(token), productID: productID,
+            kind: catalog.product(productID, in: .googlePlay)?.kind ?? .subscription,
+            environment: purchase.testPurchase == nil ? "Production" : "Test", state: state, expiresAt: expiresAt,
+            gracePeriodExpiresAt: state == .gracePeriod ? expiresAt : nil,
+            autoRenew: items.first?.autoRenewingPlan.map { $0.autoRenewEnabled ?? false },
+            accountHint: AccountHint.normalized(purchase.externalAccountIdentifiers?.obfuscatedExternalAccountId),
+            replaces: purchase.linkedPurchaseToken.flatMap { $0.isEmpty ? nil : PurchaseKey.googlePlay($0) },
+            observedAt: observedAt,
+            needsAcknowledgement: purchase.acknowledgementState == .pending
+                && [.active, .gracePeriod, .canceled].contains(state),
+            transactions: transactions
+        )
+    }
+
+    /// DESIGN.md's state table, Google Play column.
+    static func subscriptionState(
+        _ state: GooglePlay.SubscriptionState?, expiresAt: Date?, at now: Date
+    ) -> Storekeeper.SubscriptionState {
+        switch state {
+        case .active?: return .active
+        case .canceled?: return .canceled
+        case .inGracePeriod?: return .gracePeriod
+        case .onHold?: return .billingRetry
+        case .paused?: return .paused
+        case .pending?: return .pending
+        case .expired?, .pendingPurchaseCanceled?: return .expired
+        default:
+            // An unknown state: the expiry decides, so access never outlives what was paid for.
+            if let expiresAt, expiresAt > now { return .active }
+            return .expired
+        }
+    }
+
+    /// What a `purchases.products.get` answer says about the one-time purchase `token`.
+    ///
+    /// - Parameter voidedQuantity: how many units Google voided (a quantity-based partial refund),
+    ///   or nil if none; a full void revokes the purchase.
+    public static func product(
+        _ purchase: ProductPurchase, token: String, productID: String, observedAt: Date, voided: Bool = false,
+        voidedQuantity: Int? = nil, catalog: Catalog
+    ) throws(ProcessingError) -> PurchaseFact {
+        let kind = catalog.product(productID, in: .googlePlay)?.kind ?? .nonConsumable
+        let quantity = max(1, purchase.quantity ?? 1)
+        let fullyVoided =
+            purchase.purchaseState == .canceled || (voided && (voidedQuantity.map { $0 >= quantity } ?? true))
+        let state: Storekeeper.SubscriptionState =
+            switch purchase.purchaseState {
+            case _ where fullyVoided: .revoked
+            case .pending?: .pending
+            default: .active
+            }
+        var refunded = 0.0
+        if fullyVoided {
+            refunded = 1
+        } else if voided, let voidedQuantity {
+            refunded = min(max(Double(voidedQuantity) / Double(quantity), 0), 1)
+        }
+        var transactions: [TransactionFact] = []
+        if let orderID = purchase.orderId, state != .pending {
+            transactions.append(
+                TransactionFact(
+                    id: orderID, productID: productID, purchasedAt: purchase.purchaseDate ?? observedAt,
+                    quantity: quantity, revokedAt: fullyVoided ? observedAt : nil, refundedFraction: refunded,
+                    observedAt: observedAt
+                ))
+        }
+        // A consumed purchase needs no acknowledgement: consuming acknowledges it.
+        let awaitingAcknowledgement =
+            purchase.acknowledgementState == .yetToBeAcknowledged && purchase.consumptionState != .consumed
+        return PurchaseFact(
+            key: .googlePlay(token), productID: productID, kind: kind,
+            environment: purchase.purchaseType == .test ? "Test" : "Production", state: state,
+            quantity: quantity, accountHint: AccountHint.normalized(purchase.obfuscatedExternalAccountId),
+            observedAt: observedAt,
+            needsAcknowledgement: state == .active
+                && (awaitingAcknowledgement || (kind == .consumable && purchase.consumptionState != .consumed)),
+            transactions: transactions
+        )
+    }
+}

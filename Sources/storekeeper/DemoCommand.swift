@@ -1,0 +1,96 @@
+import ArgumentParser
+import Foundation
+import Logging
+import Storekeeper
+import StorekeeperDemo
+import StorekeeperServer
+
+/// `storekeeper demo`: the server on SQLite in a temporary directory with the built-in store
+/// simulator for both stores, telling a scripted subscription story per store on accelerated
+/// time and printing each store event and the customer's entitlements after it.
+struct DemoCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "demo",
+        abstract: "Run the server with the store simulator and watch a full subscription lifecycle per store.",
+        discussion: """
+            Starts Storekeeper on SQLite in a temporary directory, attached to the built-in App Store and \
+            Google Play simulator on a simulated clock, then plays a story per store: purchase, renewal, \
+            billing failure and recovery, upgrade, a second account presenting the same purchase, \
+            cancellation and expiry, a consumable and its refund. Every store notification goes over \
+            HTTP to the server's webhooks, signed as the stores sign them; every customer view is the \
+            server's answer to GET /v1/customers/{id}.
+            """
+    )
+
+    @Option(help: "What happens when a second account presents a purchase: keep, transfer or transfer-if-no-active.")
+    var ownershipPolicy: String = OwnershipPolicy.keep.rawValue
+
+    @Flag(help: "Keep the temporary directory (database, keys) and print its path.")
+    var keep = false
+
+    @Option(help: "The least severe server log level written to standard error.")
+    var logLevel: String = "error"
+
+    func run() async throws {
+        guard let policy = OwnershipPolicy(rawValue: ownershipPolicy) else {
+            throw UsageError(
+                "--ownership-policy takes one of \(OwnershipPolicy.allCases.map(\.rawValue).joined(separator: ", "))")
+        }
+        guard let level = Logger.Level(rawValue: logLevel) else {
+            throw UsageError(
+                "--log-level takes one of \(Logger.Level.allCases.map(\.rawValue).joined(separator: ", "))")
+        }
+        var logger = Logger(label: "storekeeper.demo") { StreamLogHandler.standardError(label: $0) }
+        logger.logLevel = level
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "storekeeper-demo-\(UUID().uuidString.prefix(8))")
+        defer { if !keep { try? FileManager.default.removeItem(at: directory) } }
+        let options = SimulatedDeployment.Options(
+            policies: Policies(ownershipConflict: policy), appStoreGracePeriodDays: 3, directory: directory,
+            logger: logger)
+        try await SimulatedDeployment.withRunning(options) { deployment in
+            let endpoints = deployment.simulator.endpoints
+            Self.write("Storekeeper demo")
+            Self.write("  server     \(deployment.baseURL) (SQLite: \(directory.path)/storekeeper.sqlite)")
+            Self.write("  simulator  \(endpoints?.baseURL ?? "?") (App Store and Google Play, simulated clock)")
+            Self.write("  policy     ownership conflicts: \(policy.rawValue)")
+            let story = DemoStory(deployment: deployment) { Self.write(Self.format($0)) }
+            try await story.run()
+        }
+        Self.write("")
+        Self.write(keep ? "Kept \(directory.path)" : "Done; the temporary directory is removed.")
+    }
+
+    static func write(_ line: String) {
+        FileHandle.standardOutput.write(Data((line + "\n").utf8))
+    }
+
+    static func day(_ date: Date) -> String {
+        let parts = Calendar(identifier: .gregorian).dateComponents(
+            in: TimeZone(identifier: "UTC") ?? .current, from: date)
+        return String(format: "%04d-%02d-%02d", parts.year ?? 0, parts.month ?? 0, parts.day ?? 0)
+    }
+
+    static func format(_ line: DemoStory.Line) -> String {
+        switch line {
+        case .heading(let title):
+            return "\n== \(title)"
+        case .step(let date, let text):
+            return "\(day(date))  \(text)"
+        case .storeEvent(let store, let event):
+            return "            ← \(store): \(event)"
+        case .refusal(let text):
+            return "            ✗ refused: \(text)"
+        case .customer(let id, let view):
+            var parts = view.entitlements.sorted { $0.name < $1.name }.map { entitlement in
+                let mark = entitlement.active ? "✓" : "✗"
+                let until = entitlement.expiresAt.map { " until \(day($0))" } ?? ""
+                return "\(entitlement.name) \(mark) \(entitlement.state.rawValue)\(until) [\(entitlement.productID)]"
+            }
+            if parts.isEmpty { parts = ["no entitlements"] }
+            let balances = view.balances.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }
+            if !balances.isEmpty { parts.append("balance: " + balances.joined(separator: ", ")) }
+            return "            → \(id): " + parts.joined(separator: "; ")
+        }
+    }
+}

@@ -1,0 +1,109 @@
+import ArgumentParser
+import Foundation
+import Logging
+import ServiceLifecycle
+import StorekeeperServer
+import StorekeeperStorage
+
+/// `storekeeper serve`: the Storekeeper server — the HTTP API and the notification worker — from a
+/// configuration file, until SIGTERM or SIGINT.
+struct ServeCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "serve",
+        abstract: "Run the Storekeeper server (HTTP API and notification processing) from a configuration file.",
+        discussion: """
+            Checks the configuration (environment overrides applied; each problem on one line of standard \
+            error, exit 2), opens the storage and applies its pending migrations, then serves until SIGTERM \
+            or SIGINT, which stop it gracefully (exit 0). When the HTTP server is bound it prints \
+            "listening on http://HOST:PORT" on standard output; logs go to standard error.
+            """
+    )
+
+    @Option(help: "The configuration file (JSON).")
+    var config: String
+
+    @Option(help: "The address to listen on (default: the configuration's server.host).")
+    var host: String?
+
+    @Option(help: "The port to listen on, 0 for a free one (default: the configuration's server.port).")
+    var port: Int?
+
+    @Option(help: "The least severe log level written: trace, debug, info, notice, warning, error or critical.")
+    var logLevel: String = "info"
+
+    /// How long the services get to finish in-flight work after SIGTERM before they are cancelled.
+    static let gracefulShutdownLimit: Duration = .seconds(30)
+
+    func run() async throws {
+        if let port, !(0...65_535).contains(port) { throw UsageError("--port takes 0 to 65535") }
+        guard let level = Logger.Level(rawValue: logLevel) else {
+            throw UsageError(
+                "--log-level takes one of \(Logger.Level.allCases.map(\.rawValue).joined(separator: ", "))")
+        }
+        LoggingSystem.bootstrap { label in
+            var handler = StreamLogHandler.standardError(label: label)
+            handler.logLevel = level
+            return handler
+        }
+        let logger = Logger(label: "storekeeper")
+
+        let configuration = try await Self.load(config)
+        let location = try StorageFactory.Location(checked: configuration.storageURL)
+        let storage: any Storage
+        do {
+            storage = try await StorageFactory.open(location, logger: logger)
+            do {
+                let applied = try await storage.migrate()
+                let version = try await storage.schemaVersion()
+                logger.info(
+                    "storage ready",
+                    metadata: [
+                        "storage": "\(location)", "schemaVersion": "\(version)",
+                        "applied": "\(applied.map(String.init).joined(separator: ","))",
+                    ])
+            } catch {
+                try? await storage.close()
+                throw error
+            }
+        } catch let error as StorageError {
+            standardError("error: \(error)")
+            throw ExitCode(error.reason == .badConfiguration ? 2 : 1)
+        }
+
+        do {
+            let application = try StorekeeperApplication(
+                configuration: configuration, storage: storage, logger: logger)
+            let host = self.host ?? configuration.server.host
+            let server = application.makeHTTPServer(
+                host: host, port: port,
+                onBound: { port in
+                    let address = "http://\(host.contains(":") ? "[\(host)]" : host):\(port)"
+                    logger.notice("listening", metadata: ["address": "\(address)"])
+                    // Unbuffered: scripts and tests read this line while the server runs.
+                    FileHandle.standardOutput.write(Data("listening on \(address)\n".utf8))
+                })
+            // Shut down in reverse order: the HTTP server stops taking requests before the worker stops.
+            var group = ServiceGroupConfiguration(
+                services: application.backgroundServices + [server], gracefulShutdownSignals: [.sigterm, .sigint],
+                logger: logger)
+            group.maximumGracefulShutdownDuration = Self.gracefulShutdownLimit
+            try await ServiceGroup(configuration: group).run()
+            logger.info("stopped")
+        } catch {
+            try? await storage.close()
+            standardError("error: \(error)")
+            throw ExitCode(1)
+        }
+        try await storage.close()
+    }
+
+    /// Loads and checks a configuration file; a bad one prints each problem on one line and exits 2.
+    static func load(_ path: String) async throws -> StorekeeperConfiguration {
+        do {
+            return try await ConfigurationLoader.load(path: path)
+        } catch let error as ConfigurationError {
+            for problem in error.problems { standardError("problem: \(problem)") }
+            throw ExitCode(2)
+        }
+    }
+}

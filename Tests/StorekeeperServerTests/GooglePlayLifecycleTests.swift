@@ -1,0 +1,260 @@
+import Foundation
+import GooglePlay
+import NIOHTTP1
+import StoreSimulator
+import Storekeeper
+import StorekeeperStorage
+import Testing
+
+/// The Google Play story end to end: simulated purchase → Pub/Sub push (OIDC-authenticated) →
+/// inbox → the current state fetched from the simulated Android Publisher API → acknowledgement →
+/// customer view.
+@Suite(.serialized) struct GooglePlayLifecycleTests {
+    static let package = ServerHarness.packageName
+
+    @Test func subscriptionLifecycleThroughRealTimeNotifications() async throws {
+        try await ServerHarness.run { h in
+            let play = h.simulator.googlePlay
+            let account = try await h.createCustomer("gina")
+            let bought = try play.purchaseSubscription(
+                packageName: Self.package, productId: "premium",
+                options: PlayPurchaseOptions(obfuscatedExternalAccountId: account.uuidString))
+            let token = bought.purchaseToken
+            try await h.settle()
+            var entitlements = try await h.entitlements("gina")
+            #expect(entitlements["pro"]?.active == true)
+            #expect(entitlements["pro"]?.state == "active")
+            // Acknowledged on receipt, so Google will not refund it after three days.
+            #expect(play.subscription(token)?.acknowledged == true)
+            try await h.advance(days: 4)
+            #expect(play.subscription(token)?.subscriptionState == "SUBSCRIPTION_STATE_ACTIVE")
+
+            // Renewal (order ..0) keeps access.
+            try await h.advance(days: 28)
+            #expect(play.subscription(token)?.orderIds.count == 2)
+            #expect(try await h.entitlements("gina")["pro"]?.active == true)
+
+            // Billing fails: grace keeps access, account hold removes it, recovery restores it.
+            try play.failBilling(token)
+            try await h.advance(days: 30)
+            entitlements = try await h.entitlements("gina")
+            #expect(entitlements["pro"]?.active == true)
+            #expect(entitlements["pro"]?.state == "grace_period")
+            try await h.advance(days: 3)
+            entitlements = try await h.entitlements("gina")
+            #expect(entitlements["pro"]?.active == false)
+            #expect(entitlements["pro"]?.state == "billing_retry")
+            _ = try play.recoverBilling(token)
+            try await h.settle()
+            #expect(try await h.entitlements("gina")["pro"]?.active == true)
+
+            // Cancel: access until the paid period ends, then expired.
+            try play.cancelSubscription(token)
+            try await h.settle()
+            entitlements = try await h.entitlements("gina")
+            #expect(entitlements["pro"]?.active == true)
+            #expect(entitlements["pro"]?.state == "canceled")
+            try await h.advance(days: 32)
+            entitlements = try await h.entitlements("gina")
+            #expect(entitlements["pro"]?.active == false)
+            #expect(entitlements["pro"]?.state == "expired")
+
+            let history = try await h.storage.transaction { try await $0.stateChanges(of: .googlePlay(token)) }
+            #expect(history.map(\.to).contains(.gracePeriod))
+            #expect(history.map(\.to).contains(.billingRetry))
+            #expect(history.last?.to == .expired)
+        }
+    }
+
+    @Test func pauseResumeAndRestart() async throws {
+        try await ServerHarness.run { h in
+            let play = h.simulator.googlePlay
+            let account = try await h.createCustomer("paula")
+            let token = try play.purchaseSubscription(
+                packageName: Self.package, productId: "premium",
+                options: PlayPurchaseOptions(obfuscatedExternalAccountId: account.uuidString)
+            ).purchaseToken
+            try await h.settle()
+            try play.pauseSubscription(token)
+            try await h.advance(days: 31)
+            var entitlements = try await h.entitlements("paula")
+            #expect(entitlements["pro"]?.active == false)
+            #expect(entitlements["pro"]?.state == "paused")
+            try play.resumeSubscription(token)
+            try await h.settle()
+            #expect(try await h.entitlements("paula")["pro"]?.active == true)
+
+            try play.cancelSubscription(token)
+            try await h.settle()
+            #expect(try await h.entitlements("paula")["pro"]?.state == "canceled")
+            try play.restartSubscription(token)
+            try await h.settle()
+            entitlements = try await h.entitlements("paula")
+            #expect(entitlements["pro"]?.active == true)
+            #expect(entitlements["pro"]?.state == "active")
+        }
+    }
+
+    @Test func upgradeSupersedesTheOldTokenAndGrantsTheNewProduct() async throws {
+        try await ServerHarness.run { h in
+            let play = h.simulator.googlePlay
+            let account = try await h.createCustomer("uma")
+            let old = try play.purchaseSubscription(
+                packageName: Self.package, productId: "premium",
+                options: PlayPurchaseOptions(obfuscatedExternalAccountId: account.uuidString)
+            ).purchaseToken
+            try await h.settle()
+            let new = try play.changeSubscription(old, toProductId: "premium.max").purchaseToken
+            #expect(play.subscription(new)?.linkedPurchaseToken == old)
+            try await h.settle()
+            let entitlements = try await h.entitlements("uma")
+            #expect(entitlements["max"]?.active == true)
+            #expect(entitlements["pro"]?.active == true)
+            #expect(play.subscription(new)?.acknowledged == true)
+            let oldHistory = try await h.storage.transaction { try await $0.stateChanges(of: .googlePlay(old)) }
+            #expect(oldHistory.last?.to == .superseded)
+        }
+    }
+
+    @Test func submittedPurchasesAreLinkedAcknowledgedAndConsumed() async throws {
+        try await ServerHarness.run { h in
+            let play = h.simulator.googlePlay
+            _ = try await h.createCustomer("sam")
+            // Bought without an account id and before any push reached the server.
+            try play.setPushSubscription(nil, packageName: Self.package)
+            let gems = try play.purchaseProduct(packageName: Self.package, productId: "gems", quantity: 3)
+            let lifetime = try play.purchaseProduct(packageName: Self.package, productId: "lifetime")
+
+            let (status, view) = try await h.request(
+                .POST, "/v1/customers/sam/purchases/google-play",
+                json: #"{"purchaseToken": "\#(gems.purchaseToken)", "productId": "gems"}"#)
+            #expect(status == 200)
+            #expect((view["balances"] as? [String: Int])?["coins"] == 30)
+            #expect(play.productPurchase(gems.purchaseToken)?.consumptionState == .consumed)
+
+            // Without productId: found through purchases.productsv2.
+            let second = try await h.request(
+                .POST, "/v1/customers/sam/purchases/google-play",
+                json: #"{"purchaseToken": "\#(lifetime.purchaseToken)"}"#)
+            #expect(second.status == 200)
+            #expect(try await h.entitlements("sam")["lifetime"]?.active == true)
+            #expect(play.productPurchase(lifetime.purchaseToken)?.acknowledgementState == .acknowledged)
+
+            // Submitting again changes nothing (credits are not granted twice).
+            _ = try await h.request(
+                .POST, "/v1/customers/sam/purchases/google-play",
+                json: #"{"purchaseToken": "\#(gems.purchaseToken)", "productId": "gems"}"#)
+            #expect(try await h.balances("sam")["coins"] == 30)
+
+            // An unknown token is a 404 with a specific error; nothing is stored.
+            let unknown = try await h.request(
+                .POST, "/v1/customers/sam/purchases/google-play",
+                json: #"{"purchaseToken": "no-such-token", "productId": "gems"}"#)
+            #expect(unknown.status == 404)
+            #expect((unknown.body["error"] as? [String: Any])?["code"] as? String == "purchase-not-found")
+        }
+    }
+
+    @Test func refundsAndVoidsRemoveAccessAndCredits() async throws {
+        try await ServerHarness.run { h in
+            let play = h.simulator.googlePlay
+            let account = try await h.createCustomer("rita")
+            let options = PlayPurchaseOptions(obfuscatedExternalAccountId: account.uuidString)
+            let sub = try play.purchaseSubscription(packageName: Self.package, productId: "premium", options: options)
+            let gems = try play.purchaseProduct(
+                packageName: Self.package, productId: "gems", quantity: 4, options: options)
+            let lifetime = try play.purchaseProduct(packageName: Self.package, productId: "lifetime", options: options)
+            try await h.settle()
+            #expect(try await h.balances("rita")["coins"] == 40)
+            #expect(try await h.entitlements("rita")["lifetime"]?.active == true)
+
+            try play.refund(orderId: try #require(sub.orderId), revoke: true)
+            try play.refund(orderId: try #require(gems.orderId), quantity: 1)
+            try play.refund(orderId: try #require(lifetime.orderId))
+            try await h.settle()
+            let entitlements = try await h.entitlements("rita")
+            #expect(entitlements["pro"]?.active == false)
+            #expect(entitlements["pro"]?.state == "revoked")
+            #expect(entitlements["lifetime"]?.active == false)
+            #expect(try await h.balances("rita")["coins"] == 30)
+        }
+    }
+
+    @Test func pendingPurchaseGrantsNothingUntilPaid() async throws {
+        try await ServerHarness.run { h in
+            let play = h.simulator.googlePlay
+            let account = try await h.createCustomer("pat")
+            let token = try play.purchaseSubscription(
+                packageName: Self.package, productId: "premium",
+                options: PlayPurchaseOptions(obfuscatedExternalAccountId: account.uuidString, pending: true)
+            ).purchaseToken
+            try await h.settle()
+            // A pending subscription sends SUBSCRIPTION_PENDING_PURCHASE_CANCELED or PURCHASED later;
+            // before payment the customer has no access.
+            #expect(try await h.entitlements("pat")["pro"]?.active != true)
+            try play.completePendingPurchase(token)
+            try await h.settle()
+            #expect(try await h.entitlements("pat")["pro"]?.active == true)
+            #expect(play.subscription(token)?.acknowledged == true)
+        }
+    }
+
+    @Test func pushesWithoutAValidTokenAreRefusedAndStoreNothing() async throws {
+        try await ServerHarness.run { h in
+            let play = h.simulator.googlePlay
+            let identity = h.simulator.googleIdentity
+            let token = try play.purchaseSubscription(packageName: Self.package, productId: "premium").purchaseToken
+            try await h.settle()
+            let before = try await h.storage.transaction { try await $0.notificationCounts() }
+            let body = try Self.pushBody(packageName: Self.package, purchaseToken: token)
+
+            func push(_ authorization: String?) async throws -> (status: Int, code: String?) {
+                let (status, answer) = try await h.request(
+                    .POST, "/v1/notifications/google-play", json: body,
+                    key: nil, authorization: authorization)
+                return (status, (answer["error"] as? [String: Any])?["code"] as? String)
+            }
+            let audience = ServerHarness.pushAudience
+            let email = ServerHarness.pushAccount
+            let forged = try identity.makeUntrustedPushToken(audience: audience, email: email)
+            let wrongAudience = try identity.makePushToken(audience: "https://elsewhere.example", email: email)
+            let wrongEmail = try identity.makePushToken(audience: audience, email: "someone@example.com")
+            let unverified = try identity.makePushToken(audience: audience, email: email, emailVerified: false)
+            let expired = try identity.makePushToken(
+                audience: audience, email: email, issuedAt: ServerHarness.start.addingTimeInterval(-7200),
+                expiresIn: 3600)
+            for authorization in [
+                nil, "Bearer", "Bearer " + forged, "Bearer " + wrongAudience, "Bearer " + wrongEmail,
+                "Bearer " + unverified, "Bearer " + expired,
+            ] {
+                let answer = try await push(authorization)
+                #expect(answer.status == 401, "\(authorization ?? "none")")
+                #expect(answer.code == "invalid-push-token")
+            }
+            // Garbled bodies with a valid token: 400, nothing stored.
+            let valid = "Bearer " + (try identity.makePushToken(audience: audience, email: email))
+            let garbled = try await h.request(
+                .POST, "/v1/notifications/google-play", json: #"{"message": {"data": "%%%"}}"#, key: nil,
+                authorization: valid)
+            #expect(garbled.status == 400)
+            let after = try await h.storage.transaction { try await $0.notificationCounts() }
+            #expect(after == before)
+
+            // The same body with a valid token is accepted.
+            #expect(try await push(valid).status == 200)
+        }
+    }
+
+    /// A Pub/Sub push body carrying a SUBSCRIPTION_RENEWED notification for `purchaseToken`.
+    static func pushBody(packageName: String, purchaseToken: String) throws -> String {
+        let notification = """
+            {"version":"1.0","packageName":"\(packageName)","eventTimeMillis":"1767225600000",\
+            "subscriptionNotification":{"version":"1.0","notificationType":2,"purchaseToken":"\(purchaseToken)"}}
+            """
+        let data = Data(notification.utf8).base64EncodedString()
+        return """
+            {"message":{"data":"\(data)","messageId":"manual-\(UUID().uuidString)",\
+            "publishTime":"2026-01-01T00:00:00Z"},"subscription":"projects/p/subscriptions/s"}
+            """
+    }
+}

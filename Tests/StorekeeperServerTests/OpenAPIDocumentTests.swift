@@ -1,0 +1,194 @@
+import Foundation
+import Logging
+import Storekeeper
+import StorekeeperServer
+import StorekeeperStorage
+import Testing
+
+/// Keeps docs/openapi.yaml true to the server: the same routes, a response for every operation, and
+/// exactly the error codes the server emits.
+@Suite struct OpenAPIDocumentTests {
+    static let packageRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
+        .deletingLastPathComponent().deletingLastPathComponent()
+
+    @Test func documentsExactlyTheRoutesTheRouterRegisters() async throws {
+        let document = try OpenAPIDocument.load()
+        let registered = try await Self.registeredRoutes()
+        let documented = Set(document.operations.map(\.route))
+        #expect(!registered.isEmpty)
+        for route in registered.subtracting(documented).sorted() {
+            Issue.record("the router registers \(route) but docs/openapi.yaml does not document it")
+        }
+        for route in documented.subtracting(registered).sorted() {
+            Issue.record("docs/openapi.yaml documents \(route) but the router has no such route")
+        }
+    }
+
+    @Test func everyOperationHasAResponse() throws {
+        let document = try OpenAPIDocument.load()
+        #expect(!document.operations.isEmpty)
+        for operation in document.operations where operation.responseStatuses.isEmpty {
+            Issue.record("\(operation.route) documents no response")
+        }
+    }
+
+    @Test func documentsExactlyTheErrorCodesTheServerEmits() throws {
+        let document = try OpenAPIDocument.load()
+        let emitted = try Self.emittedErrorCodes()
+        #expect(emitted.contains("missing-api-key"))
+        #expect(emitted.contains("ownership-conflict"))
+        let documented = Set(document.errorCodes)
+        #expect(documented.count == document.errorCodes.count, "ErrorCode lists a code twice")
+        for code in documented.subtracting(emitted).sorted() {
+            Issue.record("docs/openapi.yaml lists error code \(code), which the server never emits")
+        }
+        for code in emitted.subtracting(documented).sorted() {
+            Issue.record("the server emits error code \(code), which docs/openapi.yaml does not list")
+        }
+    }
+
+    /// "METHOD /path/{param}" for every route of a real application's router.
+    static func registeredRoutes() async throws -> Set<String> {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("storekeeper-openapi-\(UUID())")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        var logger = Logger(label: "test")
+        logger.logLevel = .critical
+        let configuration = StorekeeperConfiguration(
+            server: HTTPSettings(host: "127.0.0.1", port: 0),
+            storageURL: directory.appendingPathComponent("storekeeper.sqlite").path,
+            apiKeys: [ConfiguredAPIKey(name: "backend", scope: .secret, secret: "sk_test_0123456789abcdef0123")],
+            apps: [],
+            catalog: Catalog([])
+        )
+        let storage = try await StorageFactory.open(configuration.storageURL, logger: logger)
+        let routes: Set<String>
+        do {
+            let application = try StorekeeperApplication(
+                configuration: configuration, storage: storage, logger: logger)
+            routes = Set(
+                application.makeRouter().routes.map {
+                    OpenAPIDocument.route(method: $0.method.rawValue, path: $0.path.description)
+                })
+        } catch {
+            try? await storage.close()
+            throw error
+        }
+        try await storage.close()
+        return routes
+    }
+
+    /// Every code the server puts in `{"error": {"code": …}}`: the literal codes of `APIError(…)`
+    /// in the HTTP layer and the raw values of ``ProcessingError/Reason`` (which the HTTP layer passes
+    /// through as codes).
+    static func emittedErrorCodes() throws -> Set<String> {
+        let server = packageRoot.appendingPathComponent("Sources/StorekeeperServer")
+        var codes: Set<String> = []
+        let files = try FileManager.default.subpathsOfDirectory(atPath: server.path).filter { $0.hasSuffix(".swift") }
+        let apiError = try Regex(#"APIError\(\s*\.[A-Za-z]+\s*,\s*"([a-z0-9-]+)""#)
+        for file in files {
+            let text = try String(contentsOf: server.appendingPathComponent(file), encoding: .utf8)
+            for match in text.matches(of: apiError) {
+                if let code = match.output[1].substring { codes.insert(String(code)) }
+            }
+        }
+        let reasons = try String(
+            contentsOf: server.appendingPathComponent("Processing/ProcessingError.swift"), encoding: .utf8)
+        let reasonCase = try Regex(#"case\s+[A-Za-z]+\s*=\s*"([a-z0-9-]+)""#)
+        for match in reasons.matches(of: reasonCase) {
+            if let code = match.output[1].substring { codes.insert(String(code)) }
+        }
+        return codes
+    }
+}
+
+/// What the tests need from docs/openapi.yaml, read line by line: the document keeps paths at two
+/// spaces of indentation under `paths:`, methods at four, `responses:` at six with status codes at
+/// eight, and the codes as a block list under `components.schemas.ErrorCode.enum`.
+struct OpenAPIDocument {
+    struct Operation {
+        var route: String
+        var responseStatuses: [String]
+    }
+
+    var operations: [Operation] = []
+    var errorCodes: [String] = []
+
+    static let methods: Set<String> = ["get", "put", "post", "delete", "patch", "head", "options", "trace"]
+
+    static func load() throws -> OpenAPIDocument {
+        let url = OpenAPIDocumentTests.packageRoot.appendingPathComponent("docs/openapi.yaml")
+        return OpenAPIDocument(yaml: try String(contentsOf: url, encoding: .utf8))
+    }
+
+    /// `GET /v1/customers/{id}`; `:id` segments are written `{id}`.
+    static func route(method: String, path: String) -> String {
+        let segments = path.split(separator: "/", omittingEmptySubsequences: false).map { segment in
+            segment.hasPrefix(":") ? "{\(segment.dropFirst())}" : String(segment)
+        }
+        let normalized = segments.joined(separator: "/")
+        return "\(method.uppercased()) \(normalized.hasPrefix("/") ? normalized : "/" + normalized)"
+    }
+
+    init(yaml: String) {
+        var section: [String] = []  // the keys of the enclosing mappings, one per two spaces
+        var path: String?
+        var inOperation = false
+        var inResponses = false
+        var inErrorCodeEnum = false
+        var blockScalarIndent: Int?  // lines deeper than this belong to a `|` or `>` text
+        for rawLine in yaml.split(separator: "\n", omittingEmptySubsequences: false) {
+            let line = String(rawLine)
+            let content = line.drop { $0 == " " }
+            if content.isEmpty || content.hasPrefix("#") { continue }
+            let indent = line.count - content.count
+            if let textIndent = blockScalarIndent {
+                if indent > textIndent { continue }
+                blockScalarIndent = nil
+            }
+            if inErrorCodeEnum {
+                if content.hasPrefix("- ") {
+                    errorCodes.append(Self.unquoted(content.dropFirst(2)))
+                    continue
+                }
+                inErrorCodeEnum = false
+            }
+            guard let colon = content.firstIndex(of: ":"), indent % 2 == 0 else { continue }
+            let value = content[content.index(after: colon)...].trimmingCharacters(in: .whitespaces)
+            if value.hasPrefix("|") || value.hasPrefix(">") { blockScalarIndent = indent }
+            let key = Self.unquoted(content[..<colon])
+            let level = indent / 2
+            section = Array(section.prefix(level)) + [key]
+            guard section.first == "paths" else {
+                if section == ["components", "schemas", "ErrorCode", "enum"] { inErrorCodeEnum = true }
+                continue
+            }
+            switch level {
+            case 1:
+                path = key
+                inOperation = false
+                inResponses = false
+            case 2:
+                inOperation = Self.methods.contains(key)
+                inResponses = false
+                if inOperation, let path {
+                    operations.append(Operation(route: Self.route(method: key, path: path), responseStatuses: []))
+                }
+            case 3:
+                inResponses = inOperation && key == "responses"
+            case 4 where inResponses:
+                operations[operations.count - 1].responseStatuses.append(key)
+            default:
+                break
+            }
+        }
+    }
+
+    static func unquoted(_ text: some StringProtocol) -> String {
+        var value = text.trimmingCharacters(in: .whitespaces)
+        if value.count >= 2, let first = value.first, first == "\"" || first == "'", value.last == first {
+            value = String(value.dropFirst().dropLast())
+        }
+        return value
+    }
+}

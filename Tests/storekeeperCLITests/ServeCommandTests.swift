@@ -1,0 +1,157 @@
+import Foundation
+import Testing
+
+#if canImport(FoundationNetworking)
+    import FoundationNetworking
+#endif
+
+/// `storekeeper serve` and `storekeeper migrate`, run as the built executable.
+@Suite struct ServeCommandTests {
+    static let packageRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
+        .deletingLastPathComponent().deletingLastPathComponent()
+
+    /// A folder with a minimal valid configuration: SQLite in the folder, port 0, one App Store app
+    /// trusting the sample root, one product, one API key.
+    struct Workspace {
+        let directory: URL
+        var configPath: String { directory.appendingPathComponent("storekeeper.json").path }
+        var databasePath: String { directory.appendingPathComponent("storekeeper.sqlite").path }
+
+        init(storageURL: String? = nil) throws {
+            directory = FileManager.default.temporaryDirectory.appendingPathComponent("storekeeper-cli-\(UUID())")
+            try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+            let root = ServeCommandTests.packageRoot.appendingPathComponent("Samples/test-root.der").path
+            let configuration: [String: Any] = [
+                "server": ["host": "127.0.0.1", "port": 0],
+                "storage": ["url": storageURL ?? directory.appendingPathComponent("storekeeper.sqlite").path],
+                "apiKeys": ["backend": ["scope": "secret", "secret": "sk_test_0123456789abcdef0123"]],
+                "apps": [
+                    "main": [
+                        "appStore": [
+                            "bundleId": "com.example.storekeeper", "environments": ["Sandbox"],
+                            "allowedRootFiles": [root],
+                        ]
+                    ]
+                ],
+                "products": [
+                    "appStore": ["com.example.pro": ["kind": "subscription", "entitlements": ["pro"]]]
+                ],
+            ]
+            try JSONSerialization.data(withJSONObject: configuration).write(to: URL(fileURLWithPath: configPath))
+        }
+
+        func remove() { try? FileManager.default.removeItem(at: directory) }
+    }
+
+    @Test func servesHealthAndStopsGracefullyOnSIGTERM() async throws {
+        guard let executable = CLI.executable else { throw CLI.MissingExecutable() }
+        let workspace = try Workspace()
+        defer { workspace.remove() }
+        let process = Process()
+        process.executableURL = executable
+        process.arguments = ["serve", "--config", workspace.configPath, "--host", "127.0.0.1", "--port", "0"]
+        let output = Pipe()
+        process.standardOutput = output
+        let errors = Pipe()
+        process.standardError = errors
+        try process.run()
+        defer { if process.isRunning { process.terminate() } }
+        // Drain standard error in the background so the server never blocks on a full pipe.
+        let errorText = Task.detached {
+            String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        }
+
+        // Read until the "listening on" line (bounded: gives up at end of output or after 30 s).
+        var text = ""
+        let deadline = Date().addingTimeInterval(30)
+        while !text.contains("\n"), Date() < deadline {
+            let chunk = output.fileHandleForReading.availableData
+            if chunk.isEmpty { break }
+            text += String(decoding: chunk, as: UTF8.self)
+        }
+        guard let line = text.split(separator: "\n").first.map(String.init) else {
+            process.terminate()
+            Issue.record("serve printed nothing; standard error: \(await errorText.value)")
+            return
+        }
+        let prefix = "listening on http://127.0.0.1:"
+        #expect(line.hasPrefix(prefix))
+        let port = try #require(Int(line.dropFirst(prefix.count)))
+        #expect(port > 0)
+
+        let (body, response) = try await URLSession.shared.data(from: URL(string: "http://127.0.0.1:\(port)/health")!)
+        #expect((response as? HTTPURLResponse)?.statusCode == 200)
+        let health = try JSONSerialization.jsonObject(with: body) as? [String: Any]
+        #expect(health?["status"] as? String == "ok")
+        // The customer API wants the configured key.
+        var request = URLRequest(url: URL(string: "http://127.0.0.1:\(port)/v1/customers/alice")!)
+        request.httpMethod = "PUT"
+        request.setValue("Bearer sk_test_0123456789abcdef0123", forHTTPHeaderField: "Authorization")
+        let (_, created) = try await URLSession.shared.data(for: request)
+        #expect((created as? HTTPURLResponse)?.statusCode == 201)
+
+        kill(process.processIdentifier, SIGTERM)
+        let stopDeadline = Date().addingTimeInterval(10)
+        while process.isRunning, Date() < stopDeadline { try await Task.sleep(for: .milliseconds(50)) }
+        #expect(!process.isRunning, "serve did not stop within 10 s of SIGTERM")
+        process.waitUntilExit()
+        #expect(process.terminationReason == .exit)
+        #expect(process.terminationStatus == 0)
+        // The database was migrated at start and kept what was written.
+        let migrate = try CLI.run(["migrate", "--storage", workspace.databasePath])
+        #expect(migrate.status == 0)
+        #expect(migrate.standardOutput == "sqlite://\(workspace.databasePath): schema version 1 -> 1 (up to date)\n")
+        _ = await errorText.value
+    }
+
+    @Test func refusesAnInvalidConfigurationListingEachProblem() throws {
+        let workspace = try Workspace(storageURL: "mysql://db/storekeeper")
+        defer { workspace.remove() }
+        var configuration = try #require(
+            try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: workspace.configPath)))
+                as? [String: Any])
+        configuration["apiKeys"] = ["backend": ["scope": "admin", "secret": "sk_test_0123456789abcdef0123"]]
+        try JSONSerialization.data(withJSONObject: configuration).write(
+            to: URL(fileURLWithPath: workspace.configPath))
+        let result = try CLI.run(["serve", "--config", workspace.configPath])
+        #expect(result.status == 2)
+        #expect(result.standardOutput.isEmpty)
+        let lines = result.standardError.split(separator: "\n")
+        #expect(lines.count == 2)
+        #expect(lines.allSatisfy { $0.hasPrefix("problem: ") })
+        #expect(lines.contains { $0.hasPrefix("problem: storage.url: ") })
+        #expect(lines.contains { $0.hasPrefix("problem: apiKeys.backend.scope: ") })
+    }
+
+    @Test func refusesABadPort() throws {
+        let result = try CLI.run(["serve", "--config", "storekeeper.json", "--port", "70000"])
+        #expect(result.status == 2)
+        #expect(result.standardError == "error: --port takes 0 to 65535\n")
+    }
+
+    @Test func migratesAnEmptyDatabaseOnceAndReportsTheVersions() throws {
+        let workspace = try Workspace()
+        defer { workspace.remove() }
+        let first = try CLI.run(["migrate", "--config", workspace.configPath])
+        #expect(first.status == 0, "\(first.standardError)")
+        #expect(first.standardOutput == "sqlite://\(workspace.databasePath): schema version 0 -> 1 (applied 1)\n")
+        let again = try CLI.run(["migrate", "--storage", "sqlite://\(workspace.databasePath)"])
+        #expect(again.status == 0)
+        #expect(again.standardOutput == "sqlite://\(workspace.databasePath): schema version 1 -> 1 (up to date)\n")
+    }
+
+    @Test func migrateRefusesABadStorageStringWithExitStatus2() throws {
+        let result = try CLI.run(["migrate", "--storage", "mysql://user:hunter2@db/storekeeper"])
+        #expect(result.status == 2)
+        #expect(result.standardOutput.isEmpty)
+        #expect(result.standardError.hasPrefix("error: storage: unknown storage scheme 'mysql://'"))
+        #expect(result.standardError.split(separator: "\n").count == 1)
+        #expect(!result.standardError.contains("hunter2"))
+    }
+
+    @Test func migrateWantsExactlyOneSource() throws {
+        let result = try CLI.run(["migrate"])
+        #expect(result.status == 2)
+        #expect(result.standardError == "error: give one of --config FILE or --storage URL\n")
+    }
+}
