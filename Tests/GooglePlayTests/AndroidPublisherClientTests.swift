@@ -3,6 +3,7 @@ import Foundation
 import GooglePlay
 import StoreCore
 import StoreSimulator
+import Synchronization
 import Testing
 
 /// The Android Publisher client against the store simulator over loopback HTTP: every call, the
@@ -251,24 +252,43 @@ import Testing
     }
 
     @Test func noMoreThanTheConfiguredRateReachesTheSimulator() async throws {
-        let window = Duration.milliseconds(400)
-        let limits = QuotaLimits(buckets: [.subscriptions: [QuotaLimit(requests: 3, per: window)]])
-        try await withClient(quota: QuotaLimiter(limits: limits)) { c in
+        // The limiter runs on a clock that moves only when the test moves it, so what reaches the
+        // simulator in each window is exact, however slow the machine.
+        let clock = SteppedClock()
+        let limits = QuotaLimits(
+            buckets: [.subscriptions: [QuotaLimit(requests: 3, per: .seconds(60))]], maxWait: .seconds(600))
+        try await withClient(quota: QuotaLimiter(limits: limits, clock: clock)) { c in
             let token = try c.play.purchaseSubscription(packageName: Self.package, productId: "premium").purchaseToken
-            try await withThrowingTaskGroup(of: Void.self) { group in
-                for _ in 0..<9 {
-                    group.addTask { _ = try await c.client.subscription(packageName: Self.package, token: token) }
+            let client = c.client
+            let calls = Task {
+                try await withThrowingTaskGroup(of: Void.self) { group in
+                    for _ in 0..<9 {
+                        group.addTask { _ = try await client.subscription(packageName: Self.package, token: token) }
+                    }
+                    try await group.waitForAll()
                 }
-                try await group.waitForAll()
             }
-            let arrivals = c.play.apiRequests.filter { $0.bucket == "purchases.subscriptionsv2" }.map(\.arrival)
-                .sorted()
-            #expect(arrivals.count == 9)
-            // Any four consecutive arrivals span at least a window (less loopback jitter): never
-            // more than three in one window. Without the limiter all nine arrive within milliseconds.
-            for index in arrivals.indices.dropLast(3) {
-                #expect(arrivals[index].duration(to: arrivals[index + 3]) >= window - .milliseconds(60))
+            func arrived() -> Int { c.play.apiRequests.filter { $0.bucket == "purchases.subscriptionsv2" }.count }
+            for window in 1...3 {
+                try await waitUntil { arrived() >= 3 * window }
+                try await Task.sleep(for: .milliseconds(300))  // time for any request the limiter let through
+                #expect(arrived() == 3 * window)
+                clock.advance(by: .seconds(60))
             }
+            try await calls.value
+            #expect(arrived() == 9)
+        }
+    }
+
+    /// Polls `condition` for up to 20 seconds of real time.
+    func waitUntil(_ condition: () -> Bool) async throws {
+        let deadline = ContinuousClock.now.advanced(by: .seconds(20))
+        while !condition() {
+            guard ContinuousClock.now < deadline else {
+                Issue.record("condition not met in time")
+                return
+            }
+            try await Task.sleep(for: .milliseconds(5))
         }
     }
 
@@ -287,4 +307,16 @@ import Testing
             #expect(c.play.apiRequests.count == 3)
         }
     }
+}
+
+/// A clock that stands still until the test advances it; sleepers wake once it passed their deadline.
+final class SteppedClock: Clock, Sendable {
+    typealias Instant = JumpingClock.Instant
+    private let current = Mutex(Instant(offset: .zero))
+    var now: Instant { current.withLock { $0 } }
+    var minimumResolution: Duration { .nanoseconds(1) }
+    func sleep(until deadline: Instant, tolerance: Duration?) async throws {
+        while now < deadline { try await Task.sleep(for: .milliseconds(2)) }
+    }
+    func advance(by duration: Duration) { current.withLock { $0 = $0.advanced(by: duration) } }
 }

@@ -91,8 +91,8 @@ final class PlayPushReceiver: Sendable {
 
 /// A simulator on a stopped clock with one app (`com.example.play`), a monthly subscription
 /// (`premium`, base plans `monthly` and `yearly`), a `gold` subscription, a consumable (`coins`, up
-/// to 10 a purchase) and a non-consumable (`lifetime`), plus a bearer token from the simulator's
-/// token endpoint.
+/// to 10 a purchase) and a non-consumable (`lifetime`), plus a service account whose access
+/// tokens (refreshed as simulated time passes) authorize the requests.
 struct PlayHarness {
     static let start = Date(timeIntervalSince1970: 1_767_225_600)  // 2026-01-01T00:00:00Z
     static let package = "com.example.play"
@@ -100,7 +100,9 @@ struct PlayHarness {
 
     let simulator: StoreSimulator
     let endpoints: StoreSimulator.Endpoints
-    let bearer: String
+    let tokens: ServiceAccountTokenProvider
+    /// A currently valid access token (tokens live an hour of simulated time).
+    var bearer: String { get async throws { try await tokens.accessToken() } }
     var play: GooglePlaySimulation { simulator.googlePlay }
 
     static func run(
@@ -137,8 +139,7 @@ struct PlayHarness {
             let account = try simulator.googleIdentity.makeServiceAccount()
             let provider = ServiceAccountTokenProvider(
                 key: try ServiceAccountKey(jsonData: account.jsonKey), clock: simulator.clock)
-            let bearer = try await provider.accessToken()
-            try await body(PlayHarness(simulator: simulator, endpoints: endpoints, bearer: bearer))
+            try await body(PlayHarness(simulator: simulator, endpoints: endpoints, tokens: provider))
         }
     }
 
@@ -148,11 +149,11 @@ struct PlayHarness {
     }
 
     func get(_ path: String) async throws -> PlayHTTPAnswer {
-        try await playRequest(.GET, url(path), bearer: bearer)
+        try await playRequest(.GET, url(path), bearer: try await bearer)
     }
 
     func post(_ path: String, json: String? = nil) async throws -> PlayHTTPAnswer {
-        try await playRequest(.POST, url(path), json: json, bearer: bearer)
+        try await playRequest(.POST, url(path), json: json, bearer: try await bearer)
     }
 
     /// `purchases.subscriptionsv2.get`, decoded.

@@ -323,8 +323,10 @@ import Testing
                 #expect(error?.code == 401)
                 #expect(error?.status == "UNAUTHENTICATED")
             }
+            let issued = try await h.bearer
+            #expect(try await playRequest(.GET, path, bearer: issued).status == 200)
             h.simulator.googleIdentity.revokeAllAccessTokens()
-            #expect(try await h.get("purchases/subscriptionsv2/tokens/\(token)").status == 401)
+            #expect(try await playRequest(.GET, path, bearer: issued).status == 401)
         }
     }
 
@@ -340,7 +342,7 @@ import Testing
                 .GET,
                 h.endpoints.baseURL
                     + "/androidpublisher/v3/applications/com.other/purchases/products/coins/tokens/x",
-                bearer: h.bearer)
+                bearer: try await h.bearer)
             #expect(wrongPackage.status == 404)
             #expect(try await h.post("purchases/products/coins/tokens/\(product.purchaseToken):consume").status == 204)
             let twice = try await h.post("purchases/products/coins/tokens/\(product.purchaseToken):consume")

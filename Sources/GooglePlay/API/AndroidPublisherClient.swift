@@ -6,9 +6,9 @@ import NIOHTTP1
 /// A client of the Android Publisher API (Google Play Developer API v3) for purchases: the calls a
 /// purchase server needs, on AsyncHTTPClient, authorized as a service account.
 ///
-/// Every call goes through three guards, in this order: the ``QuotaLimiter`` (so no more than the
-/// configured rate is sent), the ``ServiceAccountTokenProvider`` (a cached token; on a 401 one
-/// refresh and one more try), and the ``RetryPolicy`` (429, 5xx and transport failures are retried
+/// Every call goes through three guards: the ``ServiceAccountTokenProvider`` (a cached token; on
+/// a 401 one refresh and one more try), the ``QuotaLimiter`` right before each request goes out
+/// (so no more than the configured rate reaches Google, 401 retries included), and the ``RetryPolicy`` (429, 5xx and transport failures are retried
 /// with backoff, honouring `Retry-After`). A 410 — or a purchase Google calls "no longer
 /// available" — is the terminal ``AndroidPublisherError/Reason/gone`` and is never retried.
 public struct AndroidPublisherClient: Sendable {
@@ -226,10 +226,12 @@ public struct AndroidPublisherClient: Sendable {
         var attempt = 0
         while true {
             attempt += 1
-            try await configuration.quota?.acquire(bucket)
             var failure: AndroidPublisherError
             do {
-                let response = try await tokens.execute(request, timeout: configuration.requestTimeout)
+                let quota = configuration.quota
+                let response = try await tokens.execute(request, timeout: configuration.requestTimeout) {
+                    try await quota?.acquire(bucket)
+                }
                 let collected = try await response.body.collect(upTo: configuration.maxResponseBytes)
                 let data = Data(collected.readableBytesView)
                 let status = Int(response.status.code)
@@ -243,6 +245,8 @@ public struct AndroidPublisherClient: Sendable {
                     isRetryable: error.isRetryable)
             } catch is CancellationError {
                 throw CancellationError()
+            } catch let error as AndroidPublisherError {
+                throw error  // the quota's own refusal (quota-exhausted): nothing was sent
             } catch {
                 failure = AndroidPublisherError(
                     .transportFailure, "\(method.rawValue) \(path): \(error)", attempts: attempt)

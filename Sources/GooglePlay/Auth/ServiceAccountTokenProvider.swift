@@ -141,8 +141,14 @@ public final class ServiceAccountTokenProvider: Sendable {
     /// Executes `request` with `Authorization: Bearer <token>`; on a 401, discards that answer,
     /// refreshes the token once and sends the request again. The request's body must be replayable
     /// (bytes, not a one-shot stream).
-    public func execute(_ request: HTTPClientRequest, timeout: TimeAmount) async throws -> HTTPClientResponse {
+    ///
+    /// `beforeSending` runs right before each request goes out, after the token is at hand (a
+    /// rate limiter waits there, so it spaces what reaches the server, not what waits for a token).
+    public func execute(
+        _ request: HTTPClientRequest, timeout: TimeAmount, beforeSending: (() async throws -> Void)? = nil
+    ) async throws -> HTTPClientResponse {
         let send: (String) async throws -> HTTPClientResponse = { token in
+            try await beforeSending?()
             var authorized = request
             authorized.headers.replaceOrAdd(name: "Authorization", value: "Bearer " + token)
             let response = try await self.httpClient.execute(authorized, timeout: timeout)
