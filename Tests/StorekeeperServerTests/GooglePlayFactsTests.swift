@@ -47,7 +47,7 @@ import Testing
     @Test func anUnknownStateIsJudgedByExpiry() throws {
         let future = try GooglePlayFacts.subscription(
             subscription(GooglePlay.SubscriptionState(rawValue: "SUBSCRIPTION_STATE_NEW_IN_2027")), token: "t",
-            observedAt: now, catalog: catalog)
+            observedAt: now.addingTimeInterval(-86_400), catalog: catalog)
         #expect(future.state == .active)
         let past = try GooglePlayFacts.subscription(
             subscription(GooglePlay.SubscriptionState(rawValue: "SUBSCRIPTION_STATE_NEW_IN_2027")), token: "t",

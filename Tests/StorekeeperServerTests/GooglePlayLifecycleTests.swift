@@ -36,7 +36,7 @@ import Testing
 
             // Billing fails: grace keeps access, account hold removes it, recovery restores it.
             try play.failBilling(token)
-            try await h.advance(days: 30)
+            try await h.advance(days: 29)
             entitlements = try await h.entitlements("gina")
             #expect(entitlements["pro"]?.active == true)
             #expect(entitlements["pro"]?.state == "grace_period")
@@ -45,12 +45,12 @@ import Testing
             #expect(entitlements["pro"]?.active == false)
             #expect(entitlements["pro"]?.state == "billing_retry")
             _ = try play.recoverBilling(token)
-            try await h.settle()
+            try await h.advance(days: 0.01)
             #expect(try await h.entitlements("gina")["pro"]?.active == true)
 
             // Cancel: access until the paid period ends, then expired.
             try play.cancelSubscription(token)
-            try await h.settle()
+            try await h.advance(days: 0.01)
             entitlements = try await h.entitlements("gina")
             #expect(entitlements["pro"]?.active == true)
             #expect(entitlements["pro"]?.state == "canceled")
@@ -81,14 +81,14 @@ import Testing
             #expect(entitlements["pro"]?.active == false)
             #expect(entitlements["pro"]?.state == "paused")
             try play.resumeSubscription(token)
-            try await h.settle()
+            try await h.advance(days: 0.01)
             #expect(try await h.entitlements("paula")["pro"]?.active == true)
 
             try play.cancelSubscription(token)
             try await h.settle()
             #expect(try await h.entitlements("paula")["pro"]?.state == "canceled")
             try play.restartSubscription(token)
-            try await h.settle()
+            try await h.advance(days: 0.01)
             entitlements = try await h.entitlements("paula")
             #expect(entitlements["pro"]?.active == true)
             #expect(entitlements["pro"]?.state == "active")
@@ -167,6 +167,7 @@ import Testing
             try await h.settle()
             #expect(try await h.balances("rita")["coins"] == 40)
             #expect(try await h.entitlements("rita")["lifetime"]?.active == true)
+            try await h.advance(days: 1)
 
             try play.refund(orderId: try #require(sub.orderId), revoke: true)
             try play.refund(orderId: try #require(gems.orderId), quantity: 1)

@@ -92,7 +92,7 @@ public enum GooglePlayFacts {
             transactions.append(
                 TransactionFact(
                     id: orderID, productID: productID, purchasedAt: purchase.purchaseDate ?? observedAt,
-                    quantity: quantity, revokedAt: fullyVoided ? observedAt : nil, refundedFraction: refunded,
+                    quantity: quantity, revokedAt: refunded > 0 ? observedAt : nil, refundedFraction: refunded,
                     observedAt: observedAt
                 ))
         }

@@ -57,9 +57,9 @@ public struct GooglePlayPurchases: Sendable {
             voidedQuantity: voidedQuantity, catalog: catalog)
     }
 
-    /// The fact for a submitted purchase: a subscription if the catalog says so or no productID is
-    /// given, a one-time product if the catalog says so; a product the catalog doesn't know is
-    /// asked of the subscriptions API first, then of the products API.
+    /// The fact for a submitted purchase: a subscription or a one-time product if the catalog says
+    /// so; otherwise (no productID, or one the catalog doesn't know) the subscriptions API is asked
+    /// first, then the products API (through `productsv2` when there is no productID).
     public func fact(packageName: String?, productID: String?, token: String) async throws -> PurchaseFact {
         switch productID.flatMap({ catalog.product($0, in: .googlePlay)?.kind }) {
         case .subscription?:
@@ -67,7 +67,6 @@ public struct GooglePlayPurchases: Sendable {
         case .some:
             return try await productFact(packageName: packageName, productID: productID, token: token)
         case nil:
-            guard productID != nil else { return try await subscriptionFact(packageName: packageName, token: token) }
             do {
                 return try await subscriptionFact(packageName: packageName, token: token)
             } catch let error as ProcessingError where error.reason == .purchaseNotFound {

@@ -98,6 +98,11 @@ extension NotificationInbox {
         if voided.refundType == .quantityBasedPartialRefund, let orderID = voided.orderId {
             voidedQuantity = try await googlePlay.voidedQuantity(
                 packageName: packageName, orderID: orderID, around: eventDate ?? clock.now())
+            // The list may lag the notification: retry later rather than take a partial refund for a full one.
+            guard voidedQuantity != nil else {
+                throw ProcessingError(
+                    .storeUnavailable, "the voided purchases list does not show order \(orderID) yet")
+            }
         }
         return try await googlePlay.productFact(
             packageName: packageName, productID: stored?.productID, token: token, voided: true,
