@@ -135,7 +135,14 @@ let package = Package(
             swiftSettings: strictSwift6
         ),
         // Helpers shared by the test targets (third-party vector location, a seeded RNG).
-        .target(name: "TestSupport", path: "Tests/TestSupport", swiftSettings: strictSwift6),
+        .target(
+            name: "TestSupport",
+            dependencies: [
+                "StorekeeperStorage", .product(name: "PostgresNIO", package: "postgres-nio"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            path: "Tests/TestSupport", swiftSettings: strictSwift6
+        ),
         .testTarget(
             name: "AppStoreServerTests",
             dependencies: ["AppStoreServer", "StoreSimulator", "TestSupport"],
@@ -145,7 +152,7 @@ let package = Package(
             name: "StorekeeperServerTests",
             dependencies: [
                 "StorekeeperServer", "StorekeeperStorage", "StoreSimulator", "Storekeeper", "AppStoreServer",
-                "StorekeeperDemo", "GooglePlay",
+                "StorekeeperDemo", "GooglePlay", "TestSupport",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "Crypto", package: "swift-crypto"),
@@ -161,7 +168,7 @@ let package = Package(
         .testTarget(
             name: "StorekeeperStorageTests",
             dependencies: [
-                "StorekeeperStorage", "Storekeeper",
+                "StorekeeperStorage", "Storekeeper", "TestSupport",
                 .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "Logging", package: "swift-log"),
             ],

@@ -33,7 +33,7 @@ public struct DemoStory: Sendable {
         self.report = report
     }
 
-    /// Tells both stories; throws if a step does not end as the story expects.
+    /// Tells both stories; throws if a store step or a request to the server fails.
     public func run() async throws {
         try await appStore()
         try await googlePlay()
@@ -55,7 +55,8 @@ public struct DemoStory: Sendable {
             "a month passes: the subscription renews", customer: "alice", store: .appStore, seen: &seen, days: 31
         ) {}
         try await step(
-            "her card is declined at the next renewal", customer: "alice", store: .appStore, seen: &seen, days: 31
+            "her card is declined at the next renewal (3 days of grace)", customer: "alice", store: .appStore,
+            seen: &seen, days: daysPast(store.subscription(bought.originalTransactionId)?.expiresDate)
         ) {
             try store.failBilling(bought.originalTransactionId)
         }
@@ -100,7 +101,8 @@ public struct DemoStory: Sendable {
             "a month passes: the subscription renews", customer: "gina", store: .googlePlay, seen: &seen, days: 31
         ) {}
         try await step(
-            "her card is declined at the next renewal", customer: "gina", store: .googlePlay, seen: &seen, days: 31
+            "her card is declined at the next renewal (3 days of grace)", customer: "gina", store: .googlePlay,
+            seen: &seen, days: daysPast(play.subscription(bought.purchaseToken)?.expiryTime)
         ) {
             try play.failBilling(bought.purchaseToken)
         }
@@ -144,10 +146,10 @@ public struct DemoStory: Sendable {
                 .step(
                     date: deployment.simulator.clock.now().addingTimeInterval(days * 86_400), "…\(Int(days)) days later"
                 ))
-            try await deployment.advance(days: days)
-        } else {
-            try await deployment.settle()
         }
+        // An hour passes after every step, as it would: two store events at the same instant
+        // would be indistinguishable by time.
+        try await deployment.advance(days: days + 1.0 / 24)
         reportStoreEvents(store, since: &seen)
         report(.customer(id: customer, try await api.customer(customer)))
         return result
@@ -185,6 +187,12 @@ public struct DemoStory: Sendable {
             report(.storeEvent(store: store == .appStore ? "App Store" : "Google Play", event))
         }
         seen = events.count
+    }
+
+    /// Whole days from now until a day after `date` (the next renewal): inside a 3-day grace period.
+    func daysPast(_ date: Date?) -> Double {
+        let seconds = (date ?? deployment.simulator.clock.now()).timeIntervalSince(deployment.simulator.clock.now())
+        return (max(seconds, 0) / SimulatedDeployment.day).rounded(.up) + 1
     }
 
     func require<Value>(_ value: Value?) throws -> Value {

@@ -29,7 +29,7 @@ struct DemoCommand: AsyncParsableCommand {
     var keep = false
 
     @Option(help: "The least severe server log level written to standard error.")
-    var logLevel: String = "error"
+    var logLevel: String = "critical"
 
     func run() async throws {
         guard let policy = OwnershipPolicy(rawValue: ownershipPolicy) else {

@@ -7,8 +7,10 @@ import Testing
 
 /// The App Store story end to end: simulator → webhook → inbox → processing → customer view.
 @Suite(.serialized) struct AppStoreLifecycleTests {
-    @Test func subscriptionLifecycleThroughNotifications() async throws {
-        try await ServerHarness.run { h in
+    @Test(arguments: ServerBackend.available) func subscriptionLifecycleThroughNotifications(_ backend: ServerBackend)
+        async throws
+    {
+        try await ServerHarness.run(on: backend) { h in
             let token = try await h.createCustomer("alice")
             let bought = try h.simulator.appStore.purchase(
                 customer: "alice", product: "pro.monthly", appAccountToken: token)
@@ -57,8 +59,10 @@ import Testing
         }
     }
 
-    @Test func refundRemovesAccessAndAConsumableRefundTakesCreditsBack() async throws {
-        try await ServerHarness.run { h in
+    @Test(arguments: ServerBackend.available) func refundRemovesAccessAndAConsumableRefundTakesCreditsBack(
+        _ backend: ServerBackend
+    ) async throws {
+        try await ServerHarness.run(on: backend) { h in
             let token = try await h.createCustomer("bob")
             let sub = try h.simulator.appStore.purchase(customer: "bob", product: "pro.monthly", appAccountToken: token)
             let coins = try h.simulator.appStore.purchase(customer: "bob", product: "coins.100", appAccountToken: token)
@@ -95,8 +99,10 @@ import Testing
         }
     }
 
-    @Test func duplicatedAndReorderedDeliveriesGiveTheInOrderState() async throws {
-        try await ServerHarness.run { h in
+    @Test(arguments: ServerBackend.available) func duplicatedAndReorderedDeliveriesGiveTheInOrderState(
+        _ backend: ServerBackend
+    ) async throws {
+        try await ServerHarness.run(on: backend) { h in
             let token = try await h.createCustomer("carol")
             let bought = try h.simulator.appStore.purchase(
                 customer: "carol", product: "pro.monthly", appAccountToken: token)
@@ -118,8 +124,10 @@ import Testing
         }
     }
 
-    @Test func forgedAndGarbledNotificationsAreRefusedAndChangeNothing() async throws {
-        try await ServerHarness.run { h in
+    @Test(arguments: ServerBackend.available) func forgedAndGarbledNotificationsAreRefusedAndChangeNothing(
+        _ backend: ServerBackend
+    ) async throws {
+        try await ServerHarness.run(on: backend) { h in
             _ = try await h.createCustomer("dave")
             let forger = try TestCertificateChain(options: .init(now: ServerHarness.start, name: "Forger"))
             let forged = try AppStoreSigner(chain: forger).sign(
@@ -137,8 +145,10 @@ import Testing
         }
     }
 
-    @Test func customerAPIRequiresKeysAndValidatesInput() async throws {
-        try await ServerHarness.run { h in
+    @Test(arguments: ServerBackend.available) func customerAPIRequiresKeysAndValidatesInput(_ backend: ServerBackend)
+        async throws
+    {
+        try await ServerHarness.run(on: backend) { h in
             #expect(try await h.request(.PUT, "/v1/customers/erin", key: nil).status == 401)
             #expect(try await h.request(.PUT, "/v1/customers/erin", key: "wrong-key-wrong-key").status == 401)
             #expect(try await h.request(.PUT, "/v1/customers/erin", key: ServerHarness.readOnlyKey).status == 403)

@@ -12,8 +12,10 @@ import Testing
 @Suite(.serialized) struct GooglePlayLifecycleTests {
     static let package = ServerHarness.packageName
 
-    @Test func subscriptionLifecycleThroughRealTimeNotifications() async throws {
-        try await ServerHarness.run { h in
+    @Test(arguments: ServerBackend.available) func subscriptionLifecycleThroughRealTimeNotifications(
+        _ backend: ServerBackend
+    ) async throws {
+        try await ServerHarness.run(on: backend) { h in
             let play = h.simulator.googlePlay
             let account = try await h.createCustomer("gina")
             let bought = try play.purchaseSubscription(
@@ -66,8 +68,8 @@ import Testing
         }
     }
 
-    @Test func pauseResumeAndRestart() async throws {
-        try await ServerHarness.run { h in
+    @Test(arguments: ServerBackend.available) func pauseResumeAndRestart(_ backend: ServerBackend) async throws {
+        try await ServerHarness.run(on: backend) { h in
             let play = h.simulator.googlePlay
             let account = try await h.createCustomer("paula")
             let token = try play.purchaseSubscription(
@@ -95,8 +97,10 @@ import Testing
         }
     }
 
-    @Test func upgradeSupersedesTheOldTokenAndGrantsTheNewProduct() async throws {
-        try await ServerHarness.run { h in
+    @Test(arguments: ServerBackend.available) func upgradeSupersedesTheOldTokenAndGrantsTheNewProduct(
+        _ backend: ServerBackend
+    ) async throws {
+        try await ServerHarness.run(on: backend) { h in
             let play = h.simulator.googlePlay
             let account = try await h.createCustomer("uma")
             let old = try play.purchaseSubscription(
@@ -116,8 +120,10 @@ import Testing
         }
     }
 
-    @Test func submittedPurchasesAreLinkedAcknowledgedAndConsumed() async throws {
-        try await ServerHarness.run { h in
+    @Test(arguments: ServerBackend.available) func submittedPurchasesAreLinkedAcknowledgedAndConsumed(
+        _ backend: ServerBackend
+    ) async throws {
+        try await ServerHarness.run(on: backend) { h in
             let play = h.simulator.googlePlay
             _ = try await h.createCustomer("sam")
             // Bought without an account id and before any push reached the server.
@@ -155,8 +161,10 @@ import Testing
         }
     }
 
-    @Test func refundsAndVoidsRemoveAccessAndCredits() async throws {
-        try await ServerHarness.run { h in
+    @Test(arguments: ServerBackend.available) func refundsAndVoidsRemoveAccessAndCredits(_ backend: ServerBackend)
+        async throws
+    {
+        try await ServerHarness.run(on: backend) { h in
             let play = h.simulator.googlePlay
             let account = try await h.createCustomer("rita")
             let options = PlayPurchaseOptions(obfuscatedExternalAccountId: account.uuidString)
@@ -181,8 +189,10 @@ import Testing
         }
     }
 
-    @Test func pendingPurchaseGrantsNothingUntilPaid() async throws {
-        try await ServerHarness.run { h in
+    @Test(arguments: ServerBackend.available) func pendingPurchaseGrantsNothingUntilPaid(_ backend: ServerBackend)
+        async throws
+    {
+        try await ServerHarness.run(on: backend) { h in
             let play = h.simulator.googlePlay
             let account = try await h.createCustomer("pat")
             let token = try play.purchaseSubscription(
@@ -200,8 +210,10 @@ import Testing
         }
     }
 
-    @Test func pushesWithoutAValidTokenAreRefusedAndStoreNothing() async throws {
-        try await ServerHarness.run { h in
+    @Test(arguments: ServerBackend.available) func pushesWithoutAValidTokenAreRefusedAndStoreNothing(
+        _ backend: ServerBackend
+    ) async throws {
+        try await ServerHarness.run(on: backend) { h in
             let play = h.simulator.googlePlay
             let identity = h.simulator.googleIdentity
             let token = try play.purchaseSubscription(packageName: Self.package, productId: "premium").purchaseToken

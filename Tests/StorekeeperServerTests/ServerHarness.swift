@@ -11,6 +11,7 @@ import Storekeeper
 import StorekeeperDemo
 import StorekeeperServer
 import StorekeeperStorage
+import TestSupport
 import Testing
 
 /// A Storekeeper server on loopback, on real storage, wired to a running store simulator on a
@@ -32,10 +33,31 @@ struct ServerHarness {
     var storage: any Storage { deployment.storage }
     var baseURL: String { deployment.baseURL }
 
+    /// Runs `body` with a fresh server on a fresh database of `backend` and a fresh simulator.
+    static func run(
+        on backend: ServerBackend, policy: OwnershipPolicy = .keep, appStoreGracePeriodDays: Int? = nil,
+        _ body: (ServerHarness) async throws -> Void
+    ) async throws {
+        switch backend {
+        case .sqlite:
+            try await run(storageURL: nil, policy: policy, appStoreGracePeriodDays: appStoreGracePeriodDays, body)
+        case .postgresql:
+            guard let serverURL = PostgresAdmin.serverURL else {
+                Issue.record("PostgreSQL tests ran without STOREKEEPER_TEST_POSTGRES_URL")
+                return
+            }
+            try await PostgresAdmin.withFreshDatabase(serverURL: serverURL) { url in
+                try await run(
+                    storageURL: url, policy: policy, appStoreGracePeriodDays: appStoreGracePeriodDays, body)
+            }
+        }
+    }
+
     /// Runs `body` with a fresh server on `storageURL` (SQLite in a temporary directory by
     /// default) and a fresh simulator.
     static func run(
-        storageURL: String? = nil, policy: OwnershipPolicy = .keep, _ body: (ServerHarness) async throws -> Void
+        storageURL: String? = nil, policy: OwnershipPolicy = .keep, appStoreGracePeriodDays: Int? = nil,
+        _ body: (ServerHarness) async throws -> Void
     ) async throws {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("storekeeper-\(UUID())")
         defer { try? FileManager.default.removeItem(at: directory) }
@@ -43,6 +65,7 @@ struct ServerHarness {
         logger.logLevel = .critical
         let options = SimulatedDeployment.Options(
             start: start, storageURL: storageURL, policies: Policies(ownershipConflict: policy),
+            appStoreGracePeriodDays: appStoreGracePeriodDays,
             secretAPIKey: apiKey, readOnlyAPIKey: readOnlyKey, directory: directory, logger: logger)
         try await SimulatedDeployment.withRunning(options) { deployment in
             try await body(ServerHarness(deployment: deployment))
@@ -109,4 +132,15 @@ struct ServerHarness {
         let (_, body) = try await request(.GET, "/v1/customers/\(id)")
         return body["balances"] as? [String: Int] ?? [:]
     }
+}
+
+/// The storage an end-to-end test runs on: SQLite always, PostgreSQL when
+/// STOREKEEPER_TEST_POSTGRES_URL names a server (`.ci/run` starts one).
+enum ServerBackend: String, CaseIterable, Sendable, CustomTestStringConvertible {
+    case sqlite
+    case postgresql
+
+    var testDescription: String { rawValue }
+
+    static let available: [ServerBackend] = PostgresAdmin.serverURL == nil ? [.sqlite] : [.sqlite, .postgresql]
 }

@@ -1,6 +1,7 @@
 import Foundation
 import Logging
 import PostgresNIO
+import TestSupport
 import Testing
 
 @testable import StorekeeperStorage
@@ -13,10 +14,7 @@ enum Backend: String, CaseIterable, Sendable, CustomTestStringConvertible {
     var testDescription: String { rawValue }
 
     /// The PostgreSQL server tests create their databases on (`.ci/postgres.sh` starts one).
-    static let postgresURL: String? = {
-        let url = ProcessInfo.processInfo.environment["STOREKEEPER_TEST_POSTGRES_URL"] ?? ""
-        return url.isEmpty ? nil : url
-    }()
+    static let postgresURL: String? = PostgresAdmin.serverURL
 
     /// SQLite always; PostgreSQL when STOREKEEPER_TEST_POSTGRES_URL names a server.
     static let available: [Backend] = postgresURL == nil ? [.sqlite] : [.sqlite, .postgresql]
@@ -104,26 +102,5 @@ struct TestDatabase: Sendable {
             throw error
         }
         try await storage.close()
-    }
-}
-
-/// Runs statements that can't go in a transaction (CREATE/DROP DATABASE) on the test server.
-struct PostgresAdmin {
-    let location: PostgresLocation
-
-    func execute(_ sql: String) async throws {
-        var configuration = PostgresConnection.Configuration(
-            host: location.host, port: location.port, username: location.username, password: location.password,
-            database: location.database, tls: .disable)
-        configuration.options.connectTimeout = .seconds(10)
-        let connection = try await PostgresConnection.connect(
-            configuration: configuration, id: 1, logger: TestDatabase.logger)
-        do {
-            try await connection.query(PostgresQuery(unsafeSQL: sql), logger: TestDatabase.logger)
-        } catch {
-            try? await connection.close()
-            throw error
-        }
-        try await connection.close()
     }
 }

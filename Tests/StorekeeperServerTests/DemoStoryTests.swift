@@ -1,0 +1,84 @@
+import Foundation
+import Storekeeper
+import StorekeeperDemo
+import Synchronization
+import Testing
+
+/// The demo's story end to end, as `storekeeper demo` tells it: every customer view after every
+/// step, for both stores, on both storage backends.
+@Suite(.serialized) struct DemoStoryTests {
+    /// Runs the story and returns its lines.
+    func tell(on backend: ServerBackend, policy: OwnershipPolicy = .keep) async throws -> [DemoStory.Line] {
+        let lines = Mutex<[DemoStory.Line]>([])
+        // The demo's App Store app has a 3-day grace period.
+        try await ServerHarness.run(on: backend, policy: policy, appStoreGracePeriodDays: 3) { h in
+            let story = DemoStory(deployment: h.deployment) { line in lines.withLock { $0.append(line) } }
+            try await story.run()
+        }
+        return lines.withLock { $0 }
+    }
+
+    /// The named customer's views, in order.
+    func views(_ lines: [DemoStory.Line], of customer: String) -> [CustomerView] {
+        lines.compactMap { line in
+            guard case .customer(let id, let view) = line, id == customer else { return nil }
+            return view
+        }
+    }
+
+    func states(_ views: [CustomerView], _ entitlement: String) -> [String] {
+        views.map { view in
+            guard let found = view.entitlements.first(where: { $0.name == entitlement }) else { return "-" }
+            return (found.active ? "+" : "") + found.state.rawValue
+        }
+    }
+
+    @Test(arguments: ServerBackend.available) func everyStepEndsAsTheStorySays(_ backend: ServerBackend) async throws {
+        let lines = try await tell(on: backend)
+        let alice = views(lines, of: "alice")
+        #expect(
+            states(alice, "pro") == [
+                "+active", "+active", "+grace_period", "+active", "+active", "+canceled", "expired", "expired",
+                "expired",
+            ])
+        #expect(states(alice, "max") == ["-", "-", "-", "-", "+active", "+canceled", "expired", "expired", "expired"])
+        #expect(alice.map { $0.balances["coins"] ?? 0 } == [0, 0, 0, 0, 0, 0, 0, 100, 0])
+        let gina = views(lines, of: "gina")
+        #expect(
+            states(gina, "pro") == [
+                "+active", "+active", "+grace_period", "+active", "+active", "+canceled", "expired", "expired",
+                "expired",
+            ])
+        #expect(states(gina, "max") == ["-", "-", "-", "-", "+active", "+canceled", "expired", "expired", "expired"])
+        #expect(gina.map { $0.balances["coins"] ?? 0 } == [0, 0, 0, 0, 0, 0, 0, 30, 20])
+
+        // Keep: the second accounts are refused and get nothing.
+        let refusals = lines.compactMap { line -> String? in
+            guard case .refusal(let text) = line else { return nil }
+            return text
+        }
+        #expect(refusals.count == 2)
+        #expect(refusals.allSatisfy { $0.hasPrefix("409 ownership-conflict") })
+        #expect(views(lines, of: "alex").allSatisfy { $0.entitlements.isEmpty })
+        #expect(views(lines, of: "george").allSatisfy { $0.entitlements.isEmpty })
+
+        // Every store event reached the server and is reported, in order.
+        let events = lines.compactMap { line -> String? in
+            guard case .storeEvent(_, let event) = line else { return nil }
+            return event
+        }
+        #expect(events.first == "SUBSCRIBED INITIAL_BUY")
+        #expect(events.contains("DID_FAIL_TO_RENEW GRACE_PERIOD"))
+        #expect(events.contains("SUBSCRIPTION_IN_GRACE_PERIOD"))
+        #expect(events.last == "VOIDED_PURCHASE")
+    }
+
+    @Test func underTransferTheSecondAccountTakesThePurchase() async throws {
+        let lines = try await tell(on: .sqlite, policy: .transfer)
+        #expect(views(lines, of: "alex").last?.entitlements.contains { $0.name == "max" && $0.active } == true)
+        #expect(views(lines, of: "george").last?.entitlements.contains { $0.name == "max" && $0.active } == true)
+        // alice and gina lost the subscription to them.
+        #expect(views(lines, of: "alice").last?.entitlements.contains { $0.name == "max" } == false)
+        #expect(views(lines, of: "gina").last?.entitlements.contains { $0.name == "max" } == false)
+    }
+}
