@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 import Testing
 
 /// Runs the built `storekeeper` executable, as a user would.
@@ -52,5 +53,86 @@ enum CLI {
             status: process.terminationStatus,
             standardOutput: String(decoding: outData, as: UTF8.self),
             standardError: String(decoding: errData, as: UTF8.self))
+    }
+}
+
+/// Collects what a pipe delivers on Foundation's reader thread, never on a Swift concurrency
+/// thread (a blocking read there starves the small cooperative pool).
+final class PipeCollector: Sendable {
+    private let buffer = Mutex(Data())
+
+    init(_ pipe: Pipe) {
+        // Holds the collector until end of file, when the handler is removed.
+        pipe.fileHandleForReading.readabilityHandler = { handle in
+            let chunk = handle.availableData
+            if chunk.isEmpty {
+                handle.readabilityHandler = nil
+            } else {
+                self.buffer.withLock { $0.append(chunk) }
+            }
+        }
+    }
+
+    var text: String { buffer.withLock { String(decoding: $0, as: UTF8.self) } }
+}
+
+/// `storekeeper serve` running as a child process.
+final class ServerProcess: Sendable {
+    let process: Process
+    /// The port from its "listening on" line.
+    let port: Int
+    private let errors: PipeCollector
+
+    var baseURL: String { "http://127.0.0.1:\(port)" }
+
+    private init(process: Process, port: Int, errors: PipeCollector) {
+        self.process = process
+        self.port = port
+        self.errors = errors
+    }
+
+    /// Starts `storekeeper serve --config CONFIG --host 127.0.0.1 --port PORT` and waits (up to
+    /// 60 s) for its "listening on" line.
+    static func start(config: String, port: Int = 0) async throws -> ServerProcess {
+        guard let executable = CLI.executable else { throw CLI.MissingExecutable() }
+        let process = Process()
+        process.executableURL = executable
+        process.arguments = ["serve", "--config", config, "--host", "127.0.0.1", "--port", String(port)]
+        let outputPipe = Pipe()
+        process.standardOutput = outputPipe
+        let errorPipe = Pipe()
+        process.standardError = errorPipe
+        let output = PipeCollector(outputPipe)
+        let errors = PipeCollector(errorPipe)
+        try process.run()
+        let deadline = Date().addingTimeInterval(60)
+        while !output.text.contains("\n"), process.isRunning, Date() < deadline {
+            try await Task.sleep(for: .milliseconds(20))
+        }
+        let prefix = "listening on http://127.0.0.1:"
+        guard let line = output.text.split(separator: "\n").first, line.hasPrefix(prefix),
+            let bound = Int(line.dropFirst(prefix.count))
+        else {
+            if process.isRunning { process.terminate() }
+            throw ServerDidNotStart(standardError: errors.text)
+        }
+        return ServerProcess(process: process, port: bound, errors: errors)
+    }
+
+    /// Sends `signal` and waits (up to `timeout`) for the process to end; returns whether it did.
+    @discardableResult
+    func stop(signal: Int32 = SIGTERM, timeout: TimeInterval = 10) async throws -> Bool {
+        kill(process.processIdentifier, signal)
+        let deadline = Date().addingTimeInterval(timeout)
+        while process.isRunning, Date() < deadline { try await Task.sleep(for: .milliseconds(20)) }
+        return !process.isRunning
+    }
+
+    /// What the server wrote on standard error so far.
+    var standardError: String { errors.text }
+
+    struct ServerDidNotStart: Error, CustomStringConvertible {
+        var standardError: String
+        var description: String { "serve did not print its listening line; standard error: \(standardError)" }
     }
 }

@@ -44,39 +44,11 @@ import Testing
     }
 
     @Test func servesHealthAndStopsGracefullyOnSIGTERM() async throws {
-        guard let executable = CLI.executable else { throw CLI.MissingExecutable() }
         let workspace = try Workspace()
         defer { workspace.remove() }
-        let process = Process()
-        process.executableURL = executable
-        process.arguments = ["serve", "--config", workspace.configPath, "--host", "127.0.0.1", "--port", "0"]
-        let output = Pipe()
-        process.standardOutput = output
-        let errors = Pipe()
-        process.standardError = errors
-        try process.run()
-        defer { if process.isRunning { process.terminate() } }
-        // Drain standard error in the background so the server never blocks on a full pipe.
-        let errorText = Task.detached {
-            String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        }
-
-        // Read until the "listening on" line (bounded: gives up at end of output or after 30 s).
-        var text = ""
-        let deadline = Date().addingTimeInterval(30)
-        while !text.contains("\n"), Date() < deadline {
-            let chunk = output.fileHandleForReading.availableData
-            if chunk.isEmpty { break }
-            text += String(decoding: chunk, as: UTF8.self)
-        }
-        guard let line = text.split(separator: "\n").first.map(String.init) else {
-            process.terminate()
-            Issue.record("serve printed nothing; standard error: \(await errorText.value)")
-            return
-        }
-        let prefix = "listening on http://127.0.0.1:"
-        #expect(line.hasPrefix(prefix))
-        let port = try #require(Int(line.dropFirst(prefix.count)))
+        let server = try await ServerProcess.start(config: workspace.configPath)
+        defer { if server.process.isRunning { server.process.terminate() } }
+        let port = server.port
         #expect(port > 0)
 
         let (body, response) = try await URLSession.shared.data(from: URL(string: "http://127.0.0.1:\(port)/health")!)
@@ -90,18 +62,13 @@ import Testing
         let (_, created) = try await URLSession.shared.data(for: request)
         #expect((created as? HTTPURLResponse)?.statusCode == 201)
 
-        kill(process.processIdentifier, SIGTERM)
-        let stopDeadline = Date().addingTimeInterval(10)
-        while process.isRunning, Date() < stopDeadline { try await Task.sleep(for: .milliseconds(50)) }
-        #expect(!process.isRunning, "serve did not stop within 10 s of SIGTERM")
-        process.waitUntilExit()
-        #expect(process.terminationReason == .exit)
-        #expect(process.terminationStatus == 0)
+        #expect(try await server.stop(signal: SIGTERM), "serve did not stop within 10 s of SIGTERM")
+        #expect(server.process.terminationReason == .exit)
+        #expect(server.process.terminationStatus == 0)
         // The database was migrated at start and kept what was written.
         let migrate = try CLI.run(["migrate", "--storage", workspace.databasePath])
         #expect(migrate.status == 0)
         #expect(migrate.standardOutput == "sqlite://\(workspace.databasePath): schema version 1 -> 1 (up to date)\n")
-        _ = await errorText.value
     }
 
     @Test func refusesAnInvalidConfigurationListingEachProblem() throws {

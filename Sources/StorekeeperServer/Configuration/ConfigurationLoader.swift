@@ -101,6 +101,7 @@ struct Parse {
         processing.initialRetryDelay = seconds("processing.initialRetryDelay") ?? processing.initialRetryDelay
         processing.maxRetryDelay = seconds("processing.maxRetryDelay") ?? processing.maxRetryDelay
         processing.pollInterval = seconds("processing.pollInterval") ?? processing.pollInterval
+        processing.lease = seconds("processing.lease") ?? processing.lease
         processing.acknowledgementSweepInterval =
             seconds("processing.acknowledgementSweepInterval") ?? processing.acknowledgementSweepInterval
         let apps = self.apps()

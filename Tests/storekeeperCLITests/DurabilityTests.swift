@@ -1,0 +1,149 @@
+import Foundation
+import StoreSimulator
+import Testing
+
+#if canImport(FoundationNetworking)
+    import FoundationNetworking
+#endif
+
+/// A `storekeeper serve` process killed with SIGKILL in the middle of a burst of store
+/// notifications: after a restart on the same database, and the stores' redeliveries, every
+/// purchase is credited exactly once.
+@Suite struct DurabilityTests {
+    static let bundleID = "com.example.storekeeper"
+    static let packageName = "com.example.storekeeper.android"
+    static let pushAudience = "https://storekeeper.example.com/push"
+    static let pushAccount = "pubsub-push@storekeeper-simulator.iam.gserviceaccount.com"
+    static let apiKey = "sk_test_0123456789abcdef0123"
+
+    @Test func aKilledServerLosesNothingAndAppliesNothingTwice() async throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("storekeeper-kill-\(UUID())")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        // Real time (rate 1), so the server's clock and the simulator's agree; the stores retry
+        // within seconds instead of hours.
+        let configuration = StoreSimulator.Configuration(
+            rate: 1, directory: directory,
+            appStore: AppStoreSimulation.Configuration(retryIntervals: Array(repeating: 0.5, count: 40)),
+            googlePlay: GooglePlaySimulation.Configuration(minimumBackoff: 0.2, maximumBackoff: 0.5))
+        try await StoreSimulator.withRunning(configuration: configuration) { simulator, endpoints in
+            let configPath = try Self.prepare(simulator, endpoints: endpoints, directory: directory)
+            var server = try await ServerProcess.start(config: configPath)
+            defer { if server.process.isRunning { server.process.terminate() } }
+            let port = server.port
+            let token = try await Self.createCustomer("dora", on: server.baseURL)
+            try simulator.appStore.setNotificationURL(
+                server.baseURL + "/v1/notifications/app-store", bundleId: Self.bundleID)
+            try simulator.googlePlay.setPushSubscription(
+                PlayPushSubscription(
+                    endpoint: server.baseURL + "/v1/notifications/google-play", audience: Self.pushAudience,
+                    serviceAccountEmail: Self.pushAccount),
+                packageName: Self.packageName)
+
+            // The burst: 30 purchases per store, the server killed after the tenth.
+            let purchases = 30
+            for index in 0..<purchases {
+                try simulator.appStore.purchase(customer: "dora", product: "coins.100", appAccountToken: token)
+                try simulator.googlePlay.purchaseProduct(
+                    packageName: Self.packageName, productId: "gems", quantity: 2,
+                    options: PlayPurchaseOptions(obfuscatedExternalAccountId: token.uuidString))
+                if index == 10 {
+                    #expect(try await server.stop(signal: SIGKILL, timeout: 10), "SIGKILL did not end the server")
+                    #expect(server.process.terminationReason == .uncaughtSignal)
+                }
+                try await Task.sleep(for: .milliseconds(15))
+            }
+            server = try await ServerProcess.start(config: configPath, port: port)
+
+            // Every notification is eventually answered with a 2xx…
+            try await Self.waitUntil(timeout: 90) {
+                simulator.appStore.notifications.allSatisfy { $0.status == .delivered }
+                    && simulator.googlePlay.pushes.allSatisfy { $0.status == .acknowledged }
+            }
+            #expect(simulator.appStore.notifications.count == purchases)
+            #expect(simulator.googlePlay.pushes.count == purchases)
+            let redelivered =
+                simulator.appStore.notifications.filter { $0.attempts.count > 1 }.count
+                + simulator.googlePlay.pushes.filter { $0.attempts.count > 1 }.count
+            #expect(redelivered > 0, "the kill should have made the stores redeliver")
+
+            // …and processed exactly once: 100 coins per App Store purchase, 2 × 10 per Google one.
+            let expected = purchases * 100 + purchases * 20
+            try await Self.waitUntil(timeout: 60) {
+                (try? await Self.coins("dora", on: server.baseURL)) == expected
+            }
+            try await Task.sleep(for: .milliseconds(500))
+            #expect(try await Self.coins("dora", on: server.baseURL) == expected)
+            #expect(try await server.stop(signal: SIGTERM))
+        }
+    }
+
+    /// Fills the simulator's catalogs, writes the keys, and writes a configuration for `serve`.
+    static func prepare(
+        _ simulator: StoreSimulator, endpoints: StoreSimulator.Endpoints, directory: URL
+    ) throws -> String {
+        simulator.appStore.addApp(SimulatedApp(bundleId: bundleID, appAppleId: 1_234_567_890, environment: .sandbox))
+        try simulator.appStore.addProduct(.oneTime("coins.100", bundleId: bundleID, kind: .consumable, price: 990))
+        simulator.googlePlay.addApp(SimulatedPlayApp(packageName: packageName))
+        try simulator.googlePlay.addProduct(
+            SimulatedPlayProduct(packageName: packageName, productId: "gems", maxQuantity: 10))
+        let account = try simulator.googleIdentity.makeServiceAccount()
+        let keyPath = directory.appendingPathComponent("service-account.json")
+        try account.jsonKey.write(to: keyPath)
+        let configuration: [String: Any] = [
+            "server": ["host": "127.0.0.1", "port": 0],
+            "storage": ["url": directory.appendingPathComponent("storekeeper.sqlite").path],
+            "apiKeys": ["backend": ["scope": "secret", "secret": apiKey]],
+            // A short lease: what the killed instance was processing is taken over within seconds.
+            "processing": ["initialRetryDelay": 0.1, "maxRetryDelay": 1, "pollInterval": 0.1, "lease": 2],
+            "apps": [
+                "main": [
+                    "appStore": [
+                        "bundleId": bundleID, "environments": ["Sandbox"],
+                        "allowedRootFiles": [endpoints.rootCertificatePath],
+                    ],
+                    "googlePlay": [
+                        "packageName": packageName, "serviceAccountKeyPath": keyPath.path,
+                        "pushAudience": pushAudience, "pushServiceAccount": pushAccount,
+                        "apiBaseUrl": endpoints.baseURL, "jwksUrl": simulator.googleIdentity.jwksURL ?? "",
+                    ],
+                ]
+            ],
+            "products": [
+                "appStore": ["coins.100": ["kind": "consumable", "balance": "coins", "credits": 100]],
+                "googlePlay": ["gems": ["kind": "consumable", "balance": "coins", "credits": 10]],
+            ],
+        ]
+        let path = directory.appendingPathComponent("storekeeper.json")
+        try JSONSerialization.data(withJSONObject: configuration).write(to: path)
+        return path.path
+    }
+
+    static func createCustomer(_ id: String, on baseURL: String) async throws -> UUID {
+        var request = URLRequest(url: try #require(URL(string: "\(baseURL)/v1/customers/\(id)")))
+        request.httpMethod = "PUT"
+        request.setValue("Bearer \(apiKey)", forHTTPHeaderField: "Authorization")
+        let (body, _) = try await URLSession.shared.data(for: request)
+        let object = try JSONSerialization.jsonObject(with: body) as? [String: Any]
+        return try #require(UUID(uuidString: object?["appAccountToken"] as? String ?? ""))
+    }
+
+    static func coins(_ id: String, on baseURL: String) async throws -> Int {
+        var request = URLRequest(url: try #require(URL(string: "\(baseURL)/v1/customers/\(id)")))
+        request.setValue("Bearer \(apiKey)", forHTTPHeaderField: "Authorization")
+        let (body, _) = try await URLSession.shared.data(for: request)
+        let object = try JSONSerialization.jsonObject(with: body) as? [String: Any]
+        return (object?["balances"] as? [String: Int])?["coins"] ?? 0
+    }
+
+    static func waitUntil(timeout: TimeInterval, _ condition: () async -> Bool) async throws {
+        let deadline = Date().addingTimeInterval(timeout)
+        while await !condition() {
+            guard Date() < deadline else {
+                Issue.record("not reached within \(timeout) s")
+                return
+            }
+            try await Task.sleep(for: .milliseconds(50))
+        }
+    }
+}
