@@ -17,6 +17,7 @@ let package = Package(
         .library(name: "StorekeeperStorage", targets: ["StorekeeperStorage"]),
         .library(name: "StorekeeperServer", targets: ["StorekeeperServer"]),
         .library(name: "StoreSimulator", targets: ["StoreSimulator"]),
+        .library(name: "StorekeeperDemo", targets: ["StorekeeperDemo"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-crypto.git", "3.12.3"..<"5.0.0"),

@@ -11,6 +11,7 @@ let package = Package(
         .package(url: "https://github.com/ordo-one/package-benchmark", from: "1.38.1", traits: ["MallocInterposer"]),
         .package(url: "https://github.com/apple/swift-crypto.git", "3.12.3"..<"5.0.0"),
         .package(url: "https://github.com/apple/swift-certificates.git", from: "1.21.1"),
+        .package(url: "https://github.com/swift-server/async-http-client.git", from: "1.37.0"),
     ],
     targets: [
         // The signed transaction, verifier and raw ECDSA inputs both benchmarks measure.
@@ -33,6 +34,19 @@ let package = Package(
             ],
             path: "VerifyTransaction",
             plugins: [.plugin(name: "BenchmarkPlugin", package: "package-benchmark")]
+        ),
+        // Notification ingest over HTTP (verified, durable, processed) on SQLite and PostgreSQL, next
+        // to the verifier's throughput on the same payloads.
+        .executableTarget(
+            name: "ingest-throughput",
+            dependencies: [
+                .product(name: "StorekeeperDemo", package: "storekeeper"),
+                .product(name: "StorekeeperServer", package: "storekeeper"),
+                .product(name: "StoreSimulator", package: "storekeeper"),
+                .product(name: "AppStoreServer", package: "storekeeper"),
+                .product(name: "StorekeeperStorage", package: "storekeeper"),
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+            ]
         ),
         // One process, one thread: verifier and raw P-256 rates side by side, summary line last.
         .executableTarget(

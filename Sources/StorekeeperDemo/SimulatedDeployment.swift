@@ -37,6 +37,8 @@ public struct SimulatedDeployment: Sendable {
         /// Where keys, the simulator's root and the SQLite database are written.
         public var directory: URL
         public var processing: ProcessingSettings
+        /// Seeds the simulated stores' ids (transaction ids, notification UUIDs, purchase tokens).
+        public var simulatorSeed: UInt64
         public var logger: Logger
 
         public init(
@@ -47,8 +49,9 @@ public struct SimulatedDeployment: Sendable {
             directory: URL,
             processing: ProcessingSettings = ProcessingSettings(
                 initialRetryDelay: 0.05, maxRetryDelay: 1, pollInterval: 0.05),
-            logger: Logger = Logger(label: "storekeeper.demo")
+            simulatorSeed: UInt64 = 1, logger: Logger = Logger(label: "storekeeper.demo")
         ) {
+            self.simulatorSeed = simulatorSeed
             self.start = start
             self.rate = rate
             self.storageURL = storageURL
@@ -86,7 +89,9 @@ public struct SimulatedDeployment: Sendable {
     ) async throws -> Result {
         try FileManager.default.createDirectory(at: options.directory, withIntermediateDirectories: true)
         let simulatorConfiguration = StoreSimulator.Configuration(
-            start: options.start, rate: options.rate, directory: options.directory, logger: options.logger)
+            start: options.start, rate: options.rate, directory: options.directory, logger: options.logger,
+            appStore: AppStoreSimulation.Configuration(seed: options.simulatorSeed),
+            googlePlay: GooglePlaySimulation.Configuration(seed: options.simulatorSeed))
         return try await StoreSimulator.withRunning(configuration: simulatorConfiguration) { simulator, endpoints in
             let configuration = try prepare(simulator, endpoints: endpoints, options: options)
             let storage = try await StorageFactory.open(configuration.storageURL, logger: options.logger)
