@@ -113,9 +113,7 @@ public final class AppStoreSimulation: Sendable {
     /// The configuration it was made with.
     public let configuration: Configuration
     let state: Mutex<State>
-    let worker = Mutex<Task<Void, Never>?>(nil)
-    /// Set to stop the background loop after its current delivery.
-    let stopping = Mutex(false)
+    let background = BackgroundLoop()
     let poster: NotificationPoster
 
     /// Makes an empty App Store on `clock`; it signs once the simulator has its chain.

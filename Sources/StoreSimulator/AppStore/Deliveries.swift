@@ -16,53 +16,37 @@ extension AppStoreSimulation {
 
     /// Starts the background loop that fires due events and delivers notifications.
     func startBackground() {
-        stopping.withLock { $0 = false }
-        worker.withLock { worker in
-            guard worker == nil else { return }
-            let interval = configuration.pollInterval
-            worker = Task { [weak self] in
-                while !Task.isCancelled {
-                    guard let simulation = self, !simulation.stopping.withLock({ $0 }) else { return }
-                    try? simulation.processDueEvents()
-                    await simulation.deliverDue()
-                    try? await Task.sleep(for: interval)
-                }
-            }
+        background.start(interval: configuration.pollInterval) { [weak self] in
+            guard let simulation = self else { return false }
+            try? simulation.processDueEvents()
+            await simulation.deliverDue()
+            return true
         }
     }
 
     /// Stops the background loop once its current delivery is done (a request is never cut off, so
     /// receivers can shut down cleanly after the simulator), and waits for it.
     func stopBackground() async {
-        stopping.withLock { $0 = true }
-        let task = worker.withLock { worker -> Task<Void, Never>? in
-            defer { worker = nil }
-            return worker
-        }
-        await task?.value
+        await background.stop()
     }
 
     /// Waits until every notification due by the simulated now has been attempted and none is in
     /// flight (held-back ``DeliveryFault/reorder`` notifications and future retries don't count).
     public func deliveriesSettled(timeout: Duration = .seconds(30)) async throws(AppStoreSimulationError) {
-        let deadline = ContinuousClock.now.advanced(by: timeout)
-        while true {
-            guard !stopping.withLock({ $0 }) else { throw .notStarted }
+        try await background.settle(timeout: timeout, stopped: .notStarted, timedOut: .timeout) {
+            () throws(AppStoreSimulationError) in
             try processDueEvents()
             await deliverDue()
             let now = clock.now()
-            let busy = state.withLock { state in
+            return !state.withLock { state in
                 state.notifications.contains(where: \.inFlight) || state.nextDelivery(now: now) != nil
             }
-            if !busy { return }
-            guard ContinuousClock.now < deadline else { throw .timeout }
-            try? await Task.sleep(for: .milliseconds(5))
         }
     }
 
     /// Delivers every due notification, one at a time, oldest due first.
     func deliverDue() async {
-        while !stopping.withLock({ $0 }), let job = takeDelivery() {
+        while !background.isStopping, let job = takeDelivery() {
             let attemptDate = clock.now()
             if job.fault == .drop, job.firstAttempt {
                 finish(job, DeliveryAttempt(attemptDate: attemptDate, sendAttemptResult: "NO_RESPONSE"), dropped: true)

@@ -7,14 +7,14 @@ struct IdentifierGenerator: Sendable {
     private var transactions: UInt64
     private var webOrderLineItems: UInt64
     private var appTransactions: UInt64
-    private var random: UInt64
+    private var random: SeededRandom
 
     init(seed: UInt64) {
         let offset = (seed % 1_000) * 1_000_000
         transactions = UInt64(2e15) + offset
         webOrderLineItems = UInt64(2e15) + UInt64(5e14) + offset
         appTransactions = UInt64(7e15) + offset
-        random = seed &+ 0x9E37_79B9_7F4A_7C15
+        random = SeededRandom(state: seed &+ 0x9E37_79B9_7F4A_7C15)
     }
 
     mutating func transactionId() -> String {
@@ -51,11 +51,5 @@ struct IdentifierGenerator: Sendable {
             ))
     }
 
-    private mutating func nextRandom() -> UInt64 {
-        random &+= 0x9E37_79B9_7F4A_7C15
-        var z = random
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
+    private mutating func nextRandom() -> UInt64 { random.next() }
 }

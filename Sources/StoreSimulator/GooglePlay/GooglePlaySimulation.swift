@@ -120,8 +120,7 @@ public final class GooglePlaySimulation: Sendable {
     /// The configuration it was made with.
     public let configuration: Configuration
     let state: Mutex<State>
-    let worker = Mutex<Task<Void, Never>?>(nil)
-    let stopping = Mutex(false)
+    let background = BackgroundLoop()
     let poster: PlayPushPoster
 
     /// Makes an empty Google Play on `clock`, pushing with tokens from `identity`.

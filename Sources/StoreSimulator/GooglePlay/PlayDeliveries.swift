@@ -17,52 +17,36 @@ extension GooglePlaySimulation {
 
     /// Starts the background loop that fires due events and pushes messages.
     func startBackground() {
-        stopping.withLock { $0 = false }
-        worker.withLock { worker in
-            guard worker == nil else { return }
-            let interval = configuration.pollInterval
-            worker = Task { [weak self] in
-                while !Task.isCancelled {
-                    guard let simulation = self, !simulation.stopping.withLock({ $0 }) else { return }
-                    simulation.processDueEvents()
-                    await simulation.deliverDue()
-                    try? await Task.sleep(for: interval)
-                }
-            }
+        background.start(interval: configuration.pollInterval) { [weak self] in
+            guard let simulation = self else { return false }
+            simulation.processDueEvents()
+            await simulation.deliverDue()
+            return true
         }
     }
 
     /// Stops the background loop once its current push is done, and waits for it.
     func stopBackground() async {
-        stopping.withLock { $0 = true }
-        let task = worker.withLock { worker -> Task<Void, Never>? in
-            defer { worker = nil }
-            return worker
-        }
-        await task?.value
+        await background.stop()
     }
 
     /// Waits until every message due by the simulated now has been attempted and none is in flight
     /// (held-back ``PlayPushFault/reorder`` messages and future redeliveries don't count).
     public func deliveriesSettled(timeout: Duration = .seconds(30)) async throws(GooglePlaySimulationError) {
-        let deadline = ContinuousClock.now.advanced(by: timeout)
-        while true {
-            guard !stopping.withLock({ $0 }) else { throw .stopped }
+        try await background.settle(timeout: timeout, stopped: .stopped, timedOut: .timeout) {
+            () throws(GooglePlaySimulationError) in
             processDueEvents()
             await deliverDue()
             let now = clock.now()
-            let busy = state.withLock { state in
+            return !state.withLock { state in
                 state.pushes.contains(where: \.inFlight) || state.nextPush(now: now) != nil
             }
-            if !busy { return }
-            guard ContinuousClock.now < deadline else { throw .timeout }
-            try? await Task.sleep(for: .milliseconds(5))
         }
     }
 
     /// Pushes every due message, one at a time, earliest due first.
     func deliverDue() async {
-        while !stopping.withLock({ $0 }), let job = takePush() {
+        while !background.isStopping, let job = takePush() {
             let date = clock.now()
             if job.fault == .drop, job.firstAttempt {
                 finish(job, PlayPushAttempt(date: date, httpStatus: nil, acknowledged: false), dropped: true)
