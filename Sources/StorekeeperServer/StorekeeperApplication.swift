@@ -66,9 +66,9 @@ public final class StorekeeperApplication: Sendable {
         let v1 = router.group("v1")
         let worker = self.worker
         NotificationRoutes(inbox: inbox, metrics: metrics, wake: { worker.wake() }).register(on: v1)
-        CustomerRoutes(service: customers).register(
-            on: v1.group().add(middleware: APIKeyMiddleware(keys: configuration.apiKeys))
-        )
+        let authenticated = v1.group().add(middleware: APIKeyMiddleware(keys: configuration.apiKeys))
+        CustomerRoutes(service: customers).register(on: authenticated)
+        InboxRoutes(storage: storage).register(on: authenticated)
         return router
     }
 

@@ -258,6 +258,47 @@ import Testing
         }
     }
 
+    @Test func aNotificationThatCannotBeProcessedIsListedThenProcessedWhenTheStoreRecovers() async throws {
+        try await ServerHarness.run { h in
+            let play = h.simulator.googlePlay
+            let account = try await h.createCustomer("fiona")
+            // Google's API fails (every retry of every attempt) while the push arrives.
+            h.simulator.faults.add([APIFault(pathPrefix: "/androidpublisher/", status: 500, times: 1_000)])
+            _ = try play.purchaseSubscription(
+                packageName: Self.package, productId: "premium",
+                options: PlayPurchaseOptions(obfuscatedExternalAccountId: account.uuidString))
+            try await play.deliveriesSettled()
+            var listed: [[String: Any]] = []
+            let deadline = ContinuousClock.now.advanced(by: .seconds(30))
+            while listed.isEmpty, ContinuousClock.now < deadline {
+                listed = try await h.request(.GET, "/v1/inbox").body["notifications"] as? [[String: Any]] ?? []
+                try await Task.sleep(for: .milliseconds(50))
+            }
+            #expect(listed.count == 1)
+            #expect(listed.first?["store"] as? String == "google_play")
+            #expect(listed.first?["status"] as? String == "failed")
+            #expect((listed.first?["lastError"] as? String)?.contains("store-unavailable") == true)
+            #expect(try await h.entitlements("fiona")["pro"]?.active != true)
+            // Read-only keys may list; a bad status is refused.
+            let readOnly = try await h.request(.GET, "/v1/inbox?status=failed", key: ServerHarness.readOnlyKey)
+            #expect(readOnly.status == 200)
+            let bad = try await h.request(.GET, "/v1/inbox?status=lost")
+            #expect(bad.status == 400)
+            #expect((bad.body["error"] as? [String: Any])?["code"] as? String == "invalid-query")
+
+            h.simulator.faults.clear()
+            // The retry is due a backoff later on the server's (simulated, stopped) clock.
+            try await h.advance(days: 0.01)
+            #expect(try await h.entitlements("fiona")["pro"]?.active == true)
+            let failed = try await h.request(.GET, "/v1/inbox").body["notifications"] as? [[String: Any]]
+            #expect(failed?.isEmpty == true)
+            let processed =
+                try await h.request(.GET, "/v1/inbox?status=processed&limit=10")
+                .body["notifications"] as? [[String: Any]]
+            #expect(processed?.count == 1)
+        }
+    }
+
     /// A Pub/Sub push body carrying a SUBSCRIPTION_RENEWED notification for `purchaseToken`.
     static func pushBody(packageName: String, purchaseToken: String) throws -> String {
         let notification = """
