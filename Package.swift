@@ -118,6 +118,7 @@ let package = Package(
             dependencies: [
                 "AppStoreServer", "StorekeeperServer", "StorekeeperStorage", "StoreSimulator", "StorekeeperDemo",
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "UnixSignals", package: "swift-service-lifecycle"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ],

@@ -2,8 +2,10 @@ import ArgumentParser
 import Foundation
 import Logging
 import ServiceLifecycle
+import StorekeeperDemo
 import StorekeeperServer
 import StorekeeperStorage
+import UnixSignals
 
 /// `storekeeper serve`: the Storekeeper server — the HTTP API and the notification worker — from a
 /// configuration file, until SIGTERM or SIGINT.
@@ -16,11 +18,22 @@ struct ServeCommand: AsyncParsableCommand {
             error, exit 2), opens the storage and applies its pending migrations, then serves until SIGTERM \
             or SIGINT, which stop it gracefully (exit 0). When the HTTP server is bound it prints \
             "listening on http://HOST:PORT" on standard output; logs go to standard error.
+
+            With --with-simulator (and no --config) it runs instead on SQLite in a temporary directory, \
+            attached to the built-in simulator of both stores on the real clock (or --simulator-rate): the \
+            demo's apps and catalog, API keys printed, both stores' notifications delivered to this server. \
+            Drive the stores through the simulator's control API to try the HTTP API by hand.
             """
     )
 
     @Option(help: "The configuration file (JSON).")
-    var config: String
+    var config: String?
+
+    @Flag(help: "Run against the built-in store simulator, on a temporary SQLite database, without --config.")
+    var withSimulator = false
+
+    @Option(help: "With --with-simulator: simulated seconds per real second.")
+    var simulatorRate: Double = 1
 
     @Option(help: "The address to listen on (default: the configuration's server.host).")
     var host: String?
@@ -46,6 +59,15 @@ struct ServeCommand: AsyncParsableCommand {
             return handler
         }
         let logger = Logger(label: "storekeeper")
+        if withSimulator {
+            guard config == nil else { throw UsageError("--with-simulator runs without --config") }
+            guard simulatorRate >= 0, simulatorRate.isFinite else {
+                throw UsageError("--simulator-rate takes a number ≥ 0")
+            }
+            try await serveWithSimulator(logger: logger)
+            return
+        }
+        guard let config else { throw UsageError("give --config FILE (or --with-simulator)") }
 
         let configuration = try await Self.load(config)
         let location = try StorageFactory.Location(checked: configuration.storageURL)
@@ -105,5 +127,35 @@ struct ServeCommand: AsyncParsableCommand {
             for problem in error.problems { standardError("problem: \(problem)") }
             throw ExitCode(2)
         }
+    }
+
+    /// The server on a ``SimulatedDeployment`` until SIGTERM or SIGINT.
+    func serveWithSimulator(logger: Logger) async throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "storekeeper-serve-\(UUID().uuidString.prefix(8))")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let options = SimulatedDeployment.Options(
+            start: Date(), rate: simulatorRate, secretAPIKey: "sk_sim_" + Self.randomKey(),
+            readOnlyAPIKey: "ro_sim_" + Self.randomKey(), directory: directory,
+            processing: ProcessingSettings(initialRetryDelay: 1, maxRetryDelay: 60, pollInterval: 0.2), logger: logger)
+        try await SimulatedDeployment.withRunning(options) { deployment in
+            let simulator = deployment.simulator.endpoints
+            let lines = [
+                "listening on \(deployment.baseURL)",
+                "storage: \(directory.path)/storekeeper.sqlite (removed on exit)",
+                "secret API key: \(options.secretAPIKey)", "read-only API key: \(options.readOnlyAPIKey)",
+                "simulator: \(simulator?.baseURL ?? "?")", "control: \(simulator?.controlURL ?? "?")",
+                "App Store app: \(SimulatedDeployment.bundleID) (pro.monthly, max.monthly, coins.100)",
+                "Google Play app: \(SimulatedDeployment.packageName) (premium, premium.max, gems, lifetime)",
+            ]
+            FileHandle.standardOutput.write(Data((lines.joined(separator: "\n") + "\n").utf8))
+            for await _ in await UnixSignalsSequence(trapping: .sigterm, .sigint) { break }
+            logger.info("stopping")
+        }
+    }
+
+    /// A fresh key for this run only (the simulator setup is for trying things by hand).
+    static func randomKey() -> String {
+        String((0..<24).map { _ in "abcdefghijklmnopqrstuvwxyz0123456789".randomElement() ?? "0" })
     }
 }

@@ -81,23 +81,30 @@ final class ServerProcess: Sendable {
     let process: Process
     /// The port from its "listening on" line.
     let port: Int
+    private let output: PipeCollector
     private let errors: PipeCollector
 
     var baseURL: String { "http://127.0.0.1:\(port)" }
 
-    private init(process: Process, port: Int, errors: PipeCollector) {
+    private init(process: Process, port: Int, output: PipeCollector, errors: PipeCollector) {
         self.process = process
         self.port = port
+        self.output = output
         self.errors = errors
     }
 
     /// Starts `storekeeper serve --config CONFIG --host 127.0.0.1 --port PORT` and waits (up to
     /// 60 s) for its "listening on" line.
     static func start(config: String, port: Int = 0) async throws -> ServerProcess {
+        try await start(arguments: ["serve", "--config", config, "--host", "127.0.0.1", "--port", String(port)])
+    }
+
+    /// Starts `storekeeper ARGUMENTS` and waits (up to 60 s) for its "listening on" line.
+    static func start(arguments: [String]) async throws -> ServerProcess {
         guard let executable = CLI.executable else { throw CLI.MissingExecutable() }
         let process = Process()
         process.executableURL = executable
-        process.arguments = ["serve", "--config", config, "--host", "127.0.0.1", "--port", String(port)]
+        process.arguments = arguments
         let outputPipe = Pipe()
         process.standardOutput = outputPipe
         let errorPipe = Pipe()
@@ -116,7 +123,7 @@ final class ServerProcess: Sendable {
             if process.isRunning { process.terminate() }
             throw ServerDidNotStart(standardError: errors.text)
         }
-        return ServerProcess(process: process, port: bound, errors: errors)
+        return ServerProcess(process: process, port: bound, output: output, errors: errors)
     }
 
     /// Sends `signal` and waits (up to `timeout`) for the process to end; returns whether it did.
@@ -127,6 +134,9 @@ final class ServerProcess: Sendable {
         while process.isRunning, Date() < deadline { try await Task.sleep(for: .milliseconds(20)) }
         return !process.isRunning
     }
+
+    /// What the server wrote on standard output so far.
+    var standardOutput: String { output.text }
 
     /// What the server wrote on standard error so far.
     var standardError: String { errors.text }

@@ -71,6 +71,36 @@ import Testing
         #expect(migrate.standardOutput == "sqlite://\(workspace.databasePath): schema version 1 -> 1 (up to date)\n")
     }
 
+    @Test func servesWithTheBuiltInSimulator() async throws {
+        let server = try await ServerProcess.start(arguments: ["serve", "--with-simulator"])
+        defer { if server.process.isRunning { server.process.terminate() } }
+        // The rest of the announcement follows the listening line.
+        let deadline = Date().addingTimeInterval(10)
+        while !server.standardOutput.contains("Google Play app:"), Date() < deadline {
+            try await Task.sleep(for: .milliseconds(20))
+        }
+        let lines = server.standardOutput.split(separator: "\n").map(String.init)
+        let key = try #require(lines.first { $0.hasPrefix("secret API key: ") }?.dropFirst(16))
+        #expect(key.hasPrefix("sk_sim_") && key.count == 31)
+        #expect(lines.contains { $0.hasPrefix("simulator: http://127.0.0.1:") })
+        #expect(lines.contains { $0.hasPrefix("control: http://127.0.0.1:") })
+
+        var request = URLRequest(url: URL(string: "\(server.baseURL)/v1/customers/alice")!)
+        request.httpMethod = "PUT"
+        request.setValue("Bearer \(key)", forHTTPHeaderField: "Authorization")
+        let (_, created) = try await URLSession.shared.data(for: request)
+        #expect((created as? HTTPURLResponse)?.statusCode == 201)
+
+        #expect(try await server.stop(signal: SIGINT), "serve did not stop within 10 s of SIGINT")
+        #expect(server.process.terminationStatus == 0)
+    }
+
+    @Test func withSimulatorRefusesAConfiguration() throws {
+        let result = try CLI.run(["serve", "--with-simulator", "--config", "storekeeper.json"])
+        #expect(result.status == 2)
+        #expect(result.standardError == "error: --with-simulator runs without --config\n")
+    }
+
     @Test func refusesAnInvalidConfigurationListingEachProblem() throws {
         let workspace = try Workspace(storageURL: "mysql://db/storekeeper")
         defer { workspace.remove() }
