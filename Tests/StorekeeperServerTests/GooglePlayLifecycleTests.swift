@@ -299,6 +299,64 @@ import Testing
         }
     }
 
+    @Test(arguments: ServerBackend.available) func deferralsCanceledPendingPurchasesAndTestNotifications(
+        _ backend: ServerBackend
+    ) async throws {
+        try await ServerHarness.run(on: backend) { h in
+            let play = h.simulator.googlePlay
+            let account = try await h.createCustomer("dana")
+            let options = PlayPurchaseOptions(obfuscatedExternalAccountId: account.uuidString)
+            let token = try play.purchaseSubscription(packageName: Self.package, productId: "premium", options: options)
+                .purchaseToken
+            try await h.advance(days: 0.01)
+            let before = try #require(try await h.entitlementView("dana", "pro")?.expiresAt)
+
+            // The developer defers the renewal (SUBSCRIPTION_DEFERRED): access lasts longer.
+            let account2 = try h.simulator.googleIdentity.makeServiceAccount()
+            let client = AndroidPublisherClient(
+                configuration: .init(baseURL: h.simulator.endpoints?.baseURL ?? ""),
+                tokens: ServiceAccountTokenProvider(
+                    key: try ServiceAccountKey(jsonData: account2.jsonKey), clock: h.simulator.clock))
+            _ = try await client.deferSubscription(
+                packageName: Self.package, token: token,
+                DeferSubscriptionPurchaseRequest(deferralContext: DeferralContext(deferDuration: "864000s")))
+            try await h.advance(days: 0.01)
+            let after = try #require(try await h.entitlementView("dana", "pro")?.expiresAt)
+            #expect(after.timeIntervalSince(before) == 10 * ServerHarness.day)
+
+            // A pending purchase whose payment never arrives (SUBSCRIPTION_PENDING_PURCHASE_CANCELED)
+            // and a pending one-time purchase canceled (ONE_TIME_PRODUCT_CANCELED) grant nothing.
+            let pending = try play.purchaseSubscription(
+                packageName: Self.package, productId: "premium.max",
+                options: PlayPurchaseOptions(obfuscatedExternalAccountId: account.uuidString, pending: true))
+            let pendingGems = try play.purchaseProduct(
+                packageName: Self.package, productId: "gems",
+                options: PlayPurchaseOptions(obfuscatedExternalAccountId: account.uuidString, pending: true))
+            try await h.advance(days: 0.01)
+            try play.cancelPendingPurchase(pending.purchaseToken)
+            try play.cancelPendingPurchase(pendingGems.purchaseToken)
+            try await h.advance(days: 0.01)
+            #expect(try await h.entitlements("dana")["max"]?.active != true)
+            #expect(try await h.balances("dana")["coins"] ?? 0 == 0)
+
+            // The Play Console's test notification is stored and processed, changing nothing.
+            try play.sendTestNotification(packageName: Self.package)
+            try await h.advance(days: 0.01)
+
+            let events = Set(play.pushes.map(\.notification.eventName))
+            for event in [
+                "SUBSCRIPTION_PURCHASED", "SUBSCRIPTION_DEFERRED", "SUBSCRIPTION_PENDING_PURCHASE_CANCELED",
+                "ONE_TIME_PRODUCT_CANCELED", "TEST",
+            ] {
+                #expect(events.contains(event), "the simulator sent no \(event)")
+            }
+            let counts = try await h.storage.transaction { try await $0.notificationCounts() }
+            #expect(counts[.processed] == play.pushes.count)
+            #expect((counts[.failed] ?? 0) + (counts[.pending] ?? 0) == 0)
+            #expect(try await h.entitlements("dana")["pro"]?.active == true)
+        }
+    }
+
     /// A Pub/Sub push body carrying a SUBSCRIPTION_RENEWED notification for `purchaseToken`.
     static func pushBody(packageName: String, purchaseToken: String) throws -> String {
         let notification = """

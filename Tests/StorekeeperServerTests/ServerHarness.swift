@@ -128,6 +128,11 @@ struct ServerHarness {
         return result
     }
 
+    /// One entitlement of the customer view, decoded.
+    func entitlementView(_ id: String, _ name: String) async throws -> EntitlementView? {
+        try await CustomerAPIView.fetch(id, from: self).entitlements.first { $0.name == name }
+    }
+
     func balances(_ id: String) async throws -> [String: Int] {
         let (_, body) = try await request(.GET, "/v1/customers/\(id)")
         return body["balances"] as? [String: Int] ?? [:]
