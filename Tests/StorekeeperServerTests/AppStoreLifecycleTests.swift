@@ -193,4 +193,36 @@ import Testing
             }
         }
     }
+
+    @Test(arguments: ServerBackend.available) func appReceiptsAreResolvedThroughTheTransactionHistory(
+        _ backend: ServerBackend
+    ) async throws {
+        try await ServerHarness.run(on: backend) { h in
+            let store = h.simulator.appStore
+            try store.setNotificationURL(nil, bundleId: ServerHarness.bundleID)  // only the submission counts
+            _ = try await h.createCustomer("rhea")
+            // Bought on an older app version (StoreKit 1, no appAccountToken): a subscription that
+            // renewed once, and coins.
+            let sub = try store.purchase(customer: "someone-at-apple", product: "pro.monthly")
+            try store.purchase(customer: "someone-at-apple", product: "coins.100")
+            try store.advance(by: 31 * ServerHarness.day)
+            let receipt = try store.makeAppReceipt(customer: "someone-at-apple", bundleId: ServerHarness.bundleID)
+                .base64EncodedString()
+
+            let (status, body) = try await h.request(
+                .POST, "/v1/customers/rhea/purchases/app-store", json: #"{"appReceipt": "\#(receipt)"}"#)
+            #expect(status == 200, "\(body)")
+            #expect(try await h.entitlements("rhea")["pro"]?.active == true)
+            #expect(try await h.balances("rhea")["coins"] == 100)
+            // Made outside the app: the customer's appAccountToken is now set on it at the store.
+            let token = try await h.createCustomer("rhea")
+            let latest = try #require(store.subscription(sub.originalTransactionId)?.transactionIds.last)
+            #expect(store.transaction(latest)?.appAccountToken?.lowercased() == token.uuidString.lowercased())
+
+            let garbled = try await h.request(
+                .POST, "/v1/customers/rhea/purchases/app-store", json: #"{"appReceipt": "bm90IGEgcmVjZWlwdA=="}"#)
+            #expect(garbled.status == 400)
+            #expect((garbled.body["error"] as? [String: Any])?["code"] as? String == "malformed-payload")
+        }
+    }
 }

@@ -59,23 +59,31 @@ struct CustomerRoutes {
         group.post("customers/:id/purchases/app-store") { request, context in
             let id = try customerID(context)
             let submission = try await decode(AppStoreSubmission.self, request)
-            let fact: PurchaseFact
+            let facts: [PurchaseFact]
             if let jws = submission.signedTransaction {
-                fact = try await service.appStoreFact(signedTransaction: jws)
+                facts = [try await service.appStoreFact(signedTransaction: jws)]
             } else if let transactionID = submission.transactionId {
-                fact = try await service.appStoreFact(transactionID: transactionID, environment: submission.environment)
-            } else if submission.appReceipt != nil {
-                throw APIError(
-                    .unprocessableContent, "unsupported-submission",
-                    "app receipts are not accepted by this build yet; submit signedTransaction or transactionId"
-                )
+                facts = [
+                    try await service.appStoreFact(transactionID: transactionID, environment: submission.environment)
+                ]
+            } else if let receipt = submission.appReceipt {
+                facts = try await service.appStoreFacts(appReceipt: receipt, environment: submission.environment)
             } else {
                 throw APIError(
                     .badRequest, "malformed-submission", "send one of signedTransaction, transactionId or appReceipt"
                 )
             }
-            let cause = ChangeCause(source: "submission", event: "app-store", reference: fact.key.id)
-            let (view, _) = try await service.submit(fact, cause: cause, for: id)
+            // Everything is verified before anything is recorded.
+            var view: CustomerView?
+            for fact in facts {
+                let cause = ChangeCause(source: "submission", event: "app-store", reference: fact.key.id)
+                let (submitted, purchase) = try await service.submit(fact, cause: cause, for: id)
+                await service.setAppAccountTokenIfMissing(on: purchase, fact: fact, view: submitted)
+                view = submitted
+            }
+            guard let view else {
+                throw APIError(.notFound, "purchase-not-found", "the submission names no purchase")
+            }
             return try JSONResponse.make(view)
         }
         group.post("customers/:id/purchases/google-play") { request, context in

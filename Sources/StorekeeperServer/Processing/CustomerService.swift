@@ -120,6 +120,70 @@ public struct CustomerService: Sendable {
         throw lastError ?? ProcessingError(.purchaseNotFound, "transaction \(transactionID) not found")
     }
 
+    /// The facts a StoreKit 1 app receipt leads to. The receipt only names a transaction; what
+    /// counts is the customer's transaction history as the App Store Server API answers it (signed
+    /// by Apple and verified): the latest transaction of each original purchase.
+    public func appStoreFacts(appReceipt: String, environment: String?) async throws -> [PurchaseFact] {
+        let receipt: AppReceipt
+        let transactionID: String
+        do {
+            receipt = try AppReceipt(base64: appReceipt)
+            transactionID = try receipt.requireTransactionId()
+        } catch {
+            throw ProcessingError(.malformedPayload, "the app receipt: \(error.description)")
+        }
+        var lastError: (any Error)?
+        for environment in environment.map({ [$0] }) ?? ["Production", "Sandbox"] {
+            do {
+                let client = try appStore.client(bundleID: receipt.bundleId, environment: environment)
+                var latest: [String: JWSTransaction] = [:]
+                for try await transaction in client.transactionHistory(transactionId: transactionID) {
+                    let original = transaction.originalTransactionId ?? transaction.transactionId ?? ""
+                    if let known = latest[original],
+                        (known.purchaseDate ?? .distantPast)
+                            >= (transaction.purchaseDate ?? .distantPast)
+                    {
+                        continue
+                    }
+                    latest[original] = transaction
+                }
+                var facts: [PurchaseFact] = []
+                for transaction in latest.values.sorted(by: {
+                    ($0.purchaseDate ?? .distantPast) < ($1.purchaseDate ?? .distantPast)
+                }) {
+                    facts.append(try await appStoreFact(for: transaction))
+                }
+                guard !facts.isEmpty else { break }
+                return facts
+            } catch let error as AppStoreServerAPIError where error.httpStatus == 404 {
+                lastError = error
+            } catch let error as ProcessingError where error.reason == .notConfigured {
+                lastError = error
+            }
+        }
+        throw lastError
+            ?? ProcessingError(.purchaseNotFound, "the receipt's transaction \(transactionID) has no history")
+    }
+
+    /// Sets the customer's appAccountToken on an App Store purchase that carries none (bought
+    /// outside the app: an offer code, a purchase in the App Store), when the policy says so, so
+    /// that the store's later notifications name the customer. Best effort: the purchase is
+    /// recorded either way.
+    func setAppAccountTokenIfMissing(on purchase: Purchase, fact: PurchaseFact, view: CustomerView) async {
+        let originalTransactionID = purchase.key.id
+        guard policies.setAppAccountToken, purchase.key.store == .appStore, fact.accountHint == nil,
+            let client = try? appStore.client(bundleID: nil, environment: fact.environment)
+        else { return }
+        do {
+            try await client.setAppAccountToken(
+                originalTransactionId: originalTransactionID, appAccountToken: view.appAccountToken)
+        } catch {
+            logger.warning(
+                "could not set the appAccountToken of a purchase made outside the app",
+                metadata: ["originalTransactionId": "\(originalTransactionID)", "error": "\(error)"])
+        }
+    }
+
     func appStoreFact(for transaction: JWSTransaction) async throws -> PurchaseFact {
         let observedAt = transaction.signedDate ?? clock.now()
         let environment = transaction.environment?.rawValue ?? "Production"
