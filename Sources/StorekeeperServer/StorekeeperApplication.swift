@@ -8,7 +8,8 @@ import Storekeeper
 public import StorekeeperStorage
 
 /// A whole Storekeeper server built from its configuration: the HTTP API, the notification inbox
-/// and the worker that processes it. Run ``services(httpPort:)`` in a `ServiceGroup`.
+/// and the worker that processes it. Run ``makeHTTPServer(host:port:onBound:)`` and
+/// ``backgroundServices`` in one `ServiceGroup`.
 public final class StorekeeperApplication: Sendable {
     public let configuration: StorekeeperConfiguration
     public let storage: any Storage

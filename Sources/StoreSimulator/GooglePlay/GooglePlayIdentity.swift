@@ -52,7 +52,7 @@ public final class GooglePlayIdentity: Sendable {
     /// The push-signing JWKS path.
     public static let certsPath = "/google/oauth2/v3/certs"
     /// A simulator-only probe that answers 200 for a valid access token and 401 otherwise, the way
-    /// Google's APIs do; the Android Publisher routes will guard themselves the same way.
+    /// Google's APIs do; the Android Publisher routes guard themselves the same way.
     public static let authCheckPath = "/google/simulator/authcheck"
 
     struct PushKey {
