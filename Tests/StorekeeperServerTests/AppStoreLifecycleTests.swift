@@ -225,4 +225,21 @@ import Testing
             #expect((garbled.body["error"] as? [String: Any])?["code"] as? String == "malformed-payload")
         }
     }
+
+    @Test func aStorageFailureOnAWebhookIsA5xxSoTheStoreRetries() async throws {
+        try await ServerHarness.run { h in
+            let store = h.simulator.appStore
+            try store.setNotificationURL(nil, bundleId: ServerHarness.bundleID)
+            let token = try await h.createCustomer("sid")
+            try store.purchase(customer: "sid", product: "pro.monthly", appAccountToken: token)
+            let payload = try #require(store.notifications.last?.signedPayload)
+            // The database goes away under the running server.
+            try await h.storage.close()
+            let (status, body) = try await h.request(
+                .POST, "/v1/notifications/app-store", json: #"{"signedPayload": "\#(payload)"}"#, key: nil)
+            #expect(status == 503)
+            #expect((body["error"] as? [String: Any])?["code"] as? String == "storage-unavailable")
+            #expect(try await h.text("/ready").contains("storage unavailable"))
+        }
+    }
 }
