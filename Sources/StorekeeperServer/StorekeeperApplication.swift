@@ -18,6 +18,10 @@ public final class StorekeeperApplication: Sendable {
     let metrics: ServerMetrics
     let worker: NotificationWorker
     let sweeper: AcknowledgementSweeper
+    let catchUp: CatchUpService
+    /// Catches up on what the stores failed to deliver (run by ``backgroundServices``; callable
+    /// directly, e.g. by tests on a simulated clock).
+    public let recovery: MissedNotificationRecovery
     let logger: Logger
 
     public init(
@@ -39,7 +43,7 @@ public final class StorekeeperApplication: Sendable {
             storage: storage, recorder: recorder, policies: configuration.policies, appStore: appStore,
             googlePlay: googlePlay, clock: clock, logger: logger
         )
-        inbox = NotificationInbox(
+        let inbox = NotificationInbox(
             storage: storage, recorder: recorder, appStore: appStore, googlePlay: googlePlay,
             settings: configuration.processing,
             clock: clock, logger: logger,
@@ -47,9 +51,17 @@ public final class StorekeeperApplication: Sendable {
                 metrics.notificationProcessed(store: store.rawValue, result: succeeded ? "processed" : "failed")
             }
         )
-        worker = NotificationWorker(inbox: inbox, interval: configuration.processing.pollInterval, logger: logger)
+        self.inbox = inbox
+        let worker = NotificationWorker(inbox: inbox, interval: configuration.processing.pollInterval, logger: logger)
+        self.worker = worker
         sweeper = AcknowledgementSweeper(
             purchases: googlePlay, interval: configuration.processing.acknowledgementSweepInterval, logger: logger)
+        let recovery = MissedNotificationRecovery(inbox: inbox, settings: configuration.processing.catchUp)
+        self.recovery = recovery
+        catchUp = CatchUpService(recovery: recovery, logger: logger) { report in
+            metrics.caughtUp(report)
+            if report.historyNotificationsStored > 0 { worker.wake() }
+        }
     }
 
     /// The HTTP routes (also usable with Hummingbird's testing client).
@@ -88,7 +100,7 @@ public final class StorekeeperApplication: Sendable {
         )
     }
 
-    /// The background work: processing stored notifications, and retrying Google Play
-    /// acknowledgements that failed.
-    public var backgroundServices: [any Service] { [worker, sweeper] }
+    /// The background work: processing stored notifications, retrying Google Play
+    /// acknowledgements that failed, and catching up on missed notifications.
+    public var backgroundServices: [any Service] { [worker, sweeper, catchUp] }
 }

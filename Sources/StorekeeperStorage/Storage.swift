@@ -48,6 +48,14 @@ public protocol StorageTransaction: Sendable {
     func unlinkedPurchases(accountHint: String) async throws -> [Purchase]
     /// Purchases of `store` the store still waits to have acknowledged, oldest first.
     func purchasesNeedingAcknowledgement(store: Store, limit: Int) async throws -> [Purchase]
+    /// Subscriptions still believed to grant access although that access ended before `cutoff`
+    /// (active or canceled past their expiry, in grace past the grace expiry) and not refreshed
+    /// from their store since `notRefreshedSince`, longest overdue first: what a missed renewal or
+    /// expiry notification leaves behind.
+    func subscriptionsOverdue(accessEndedBefore cutoff: Date, notRefreshedSince: Date, limit: Int) async throws
+        -> [Purchase]
+    /// Records that the purchase's state was just asked of its store.
+    func markRefreshed(_ key: PurchaseKey, at date: Date) async throws
 
     // MARK: Transactions (billing events)
 

@@ -26,6 +26,10 @@ struct ServerHarness {
     static let apiKey = "sk_test_0123456789abcdef0123"
     static let readOnlyKey = "ro_test_0123456789abcdef0123"
     static let day: TimeInterval = 86_400
+    /// Fast retries; the catch-up is off, so tests run it themselves (``recover()``) at the
+    /// simulated moment they choose.
+    static let processing = ProcessingSettings(
+        initialRetryDelay: 0.05, maxRetryDelay: 1, pollInterval: 0.05, catchUp: CatchUpSettings(enabled: false))
 
     let deployment: SimulatedDeployment
     var simulator: StoreSimulator { deployment.simulator }
@@ -36,11 +40,13 @@ struct ServerHarness {
     /// Runs `body` with a fresh server on a fresh database of `backend` and a fresh simulator.
     static func run(
         on backend: ServerBackend, policy: OwnershipPolicy = .keep, appStoreGracePeriodDays: Int? = nil,
-        _ body: (ServerHarness) async throws -> Void
+        processing: ProcessingSettings = ServerHarness.processing, _ body: (ServerHarness) async throws -> Void
     ) async throws {
         switch backend {
         case .sqlite:
-            try await run(storageURL: nil, policy: policy, appStoreGracePeriodDays: appStoreGracePeriodDays, body)
+            try await run(
+                storageURL: nil, policy: policy, appStoreGracePeriodDays: appStoreGracePeriodDays,
+                processing: processing, body)
         case .postgresql:
             guard let serverURL = PostgresAdmin.serverURL else {
                 Issue.record("PostgreSQL tests ran without STOREKEEPER_TEST_POSTGRES_URL")
@@ -48,7 +54,8 @@ struct ServerHarness {
             }
             try await PostgresAdmin.withFreshDatabase(serverURL: serverURL) { url in
                 try await run(
-                    storageURL: url, policy: policy, appStoreGracePeriodDays: appStoreGracePeriodDays, body)
+                    storageURL: url, policy: policy, appStoreGracePeriodDays: appStoreGracePeriodDays,
+                    processing: processing, body)
             }
         }
     }
@@ -57,7 +64,7 @@ struct ServerHarness {
     /// default) and a fresh simulator.
     static func run(
         storageURL: String? = nil, policy: OwnershipPolicy = .keep, appStoreGracePeriodDays: Int? = nil,
-        _ body: (ServerHarness) async throws -> Void
+        processing: ProcessingSettings = ServerHarness.processing, _ body: (ServerHarness) async throws -> Void
     ) async throws {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("storekeeper-\(UUID())")
         defer { try? FileManager.default.removeItem(at: directory) }
@@ -66,7 +73,8 @@ struct ServerHarness {
         let options = SimulatedDeployment.Options(
             start: start, storageURL: storageURL, policies: Policies(ownershipConflict: policy),
             appStoreGracePeriodDays: appStoreGracePeriodDays,
-            secretAPIKey: apiKey, readOnlyAPIKey: readOnlyKey, directory: directory, logger: logger)
+            secretAPIKey: apiKey, readOnlyAPIKey: readOnlyKey, directory: directory, processing: processing,
+            logger: logger)
         try await SimulatedDeployment.withRunning(options) { deployment in
             try await body(ServerHarness(deployment: deployment))
         }
@@ -82,6 +90,14 @@ struct ServerHarness {
     /// Moves the shared clock; both stores fire what became due.
     func advance(days: Double) async throws {
         try await deployment.advance(days: days)
+    }
+
+    /// Runs the server's catch-up for missed notifications once, then lets what it stored settle.
+    @discardableResult
+    func recover() async throws -> MissedNotificationRecovery.Report {
+        let report = await application.recovery.run()
+        try await settle()
+        return report
     }
 
     /// Sends a request to the server with the secret API key (or `key`).

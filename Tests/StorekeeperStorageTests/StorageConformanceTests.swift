@@ -145,6 +145,62 @@ import Testing
     }
 
     @Test(arguments: Backend.available)
+    func overdueSubscriptionsAreThoseStillGrantingPastTheirEndAndNotRefreshedLately(backend: Backend) async throws {
+        try await TestDatabase.withFresh(backend) { storage, _ async throws in
+            let hour: Int64 = 3_600_000
+            func subscription(
+                _ id: String, _ state: SubscriptionState, expires: Int64?, grace: Int64? = nil,
+                kind: ProductKind = .subscription
+            ) -> Purchase {
+                Purchase(
+                    key: .appStore(id), productID: "pro.monthly", kind: kind, environment: "Sandbox", state: state,
+                    expiresAt: expires.map(at), gracePeriodExpiresAt: grace.map(at), observedAt: baseTime)
+            }
+            let now = at(100 * hour)
+            let purchases = [
+                subscription("active-late", .active, expires: 10 * hour),
+                subscription("canceled-later", .canceled, expires: 20 * hour),
+                subscription("active-current", .active, expires: 200 * hour),
+                // In grace, the grace expiry counts: this one's grace still runs.
+                subscription("grace-running", .gracePeriod, expires: 5 * hour, grace: 150 * hour),
+                subscription("grace-over", .gracePeriod, expires: 5 * hour, grace: 30 * hour),
+                // Ended or access-less states are never asked about.
+                subscription("expired", .expired, expires: 1 * hour),
+                subscription("retry", .billingRetry, expires: 1 * hour),
+                subscription("no-expiry", .active, expires: nil),
+                subscription("consumable", .active, expires: 1 * hour, kind: .nonRenewingSubscription),
+            ]
+            try await storage.transaction { transaction async throws in
+                for purchase in purchases { try await transaction.savePurchase(purchase) }
+            }
+            let overdue = try await storage.transaction { transaction async throws in
+                try await transaction.subscriptionsOverdue(accessEndedBefore: now, notRefreshedSince: now, limit: 10)
+            }
+            #expect(overdue.map(\.key.id) == ["active-late", "canceled-later", "grace-over"])
+            let firstOnly = try await storage.transaction { transaction async throws in
+                try await transaction.subscriptionsOverdue(accessEndedBefore: now, notRefreshedSince: now, limit: 1)
+            }
+            #expect(firstOnly.map(\.key.id) == ["active-late"])
+
+            // Refreshed at `now`: skipped until the refresh interval has passed, and a later save of
+            // the purchase keeps the mark.
+            try await storage.transaction { transaction async throws in
+                try await transaction.markRefreshed(.appStore("active-late"), at: now)
+                try await transaction.savePurchase(purchases[0])
+            }
+            let afterRefresh = try await storage.transaction { transaction async throws in
+                try await transaction.subscriptionsOverdue(accessEndedBefore: now, notRefreshedSince: now, limit: 10)
+            }
+            #expect(afterRefresh.map(\.key.id) == ["canceled-later", "grace-over"])
+            let later = try await storage.transaction { transaction async throws in
+                try await transaction.subscriptionsOverdue(
+                    accessEndedBefore: now, notRefreshedSince: at(101 * hour), limit: 10)
+            }
+            #expect(later.map(\.key.id) == ["active-late", "canceled-later", "grace-over"])
+        }
+    }
+
+    @Test(arguments: Backend.available)
     func purchaseLinkedToUnknownCustomerIsRefused(backend: Backend) async throws {
         try await TestDatabase.withFresh(backend) { storage, _ async throws in
             await expectStorageError(.conflict) {

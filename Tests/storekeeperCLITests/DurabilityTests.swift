@@ -53,6 +53,12 @@ import Testing
                 }
                 try await Task.sleep(for: .milliseconds(15))
             }
+            // Both stores meet the dead server before it comes back (otherwise a fast restart can
+            // take every delivery on its first attempt and nothing is redelivered).
+            try await Self.waitUntil(timeout: 30) {
+                simulator.appStore.notifications.contains { $0.attempts.contains { $0.sendAttemptResult != "SUCCESS" } }
+                    && simulator.googlePlay.pushes.contains { $0.attempts.contains { !$0.acknowledged } }
+            }
             server = try await ServerProcess.start(config: configPath, port: port)
 
             // Every notification is eventually answered with a 2xx…

@@ -104,6 +104,16 @@ struct Parse {
         processing.lease = seconds("processing.lease") ?? processing.lease
         processing.acknowledgementSweepInterval =
             seconds("processing.acknowledgementSweepInterval") ?? processing.acknowledgementSweepInterval
+        var catchUp = processing.catchUp
+        catchUp.enabled = bool("processing.catchUp.enabled") ?? catchUp.enabled
+        catchUp.interval = seconds("processing.catchUp.interval") ?? catchUp.interval
+        catchUp.historyLookback = seconds("processing.catchUp.historyLookback") ?? catchUp.historyLookback
+        catchUp.voidedLookback = seconds("processing.catchUp.voidedLookback") ?? catchUp.voidedLookback
+        catchUp.overlap = seconds("processing.catchUp.overlap") ?? catchUp.overlap
+        catchUp.overdueAfter = seconds("processing.catchUp.overdueAfter") ?? catchUp.overdueAfter
+        catchUp.refreshInterval = seconds("processing.catchUp.refreshInterval") ?? catchUp.refreshInterval
+        catchUp.refreshBatch = int("processing.catchUp.refreshBatch", in: 1...10_000) ?? catchUp.refreshBatch
+        processing.catchUp = catchUp
         let apps = self.apps()
         let catalog = self.catalog(apps: apps)
         return StorekeeperConfiguration(

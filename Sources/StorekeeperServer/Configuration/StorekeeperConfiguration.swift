@@ -164,11 +164,15 @@ public struct ProcessingSettings: Sendable, Hashable {
     public var lease: TimeInterval
     /// How often unacknowledged Google purchases are retried (well before Google's 3 days).
     public var acknowledgementSweepInterval: TimeInterval
+    /// Catching up on notifications the stores failed to deliver.
+    public var catchUp: CatchUpSettings
 
     public init(
         initialRetryDelay: TimeInterval = 5, maxRetryDelay: TimeInterval = 3600, pollInterval: TimeInterval = 1,
-        lease: TimeInterval = 60, acknowledgementSweepInterval: TimeInterval = 600
+        lease: TimeInterval = 60, acknowledgementSweepInterval: TimeInterval = 600,
+        catchUp: CatchUpSettings = CatchUpSettings()
     ) {
+        self.catchUp = catchUp
         self.initialRetryDelay = initialRetryDelay
         self.maxRetryDelay = maxRetryDelay
         self.pollInterval = pollInterval

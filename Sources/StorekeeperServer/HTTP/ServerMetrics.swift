@@ -25,6 +25,17 @@ final class ServerMetrics: Sendable {
         ).increment()
     }
 
+    /// What a catch-up run recovered, by kind (`history`, `voided`, `refreshed`, `failures`).
+    func caughtUp(_ report: MissedNotificationRecovery.Report) {
+        for (kind, count) in [
+            ("history", report.historyNotificationsStored), ("voided", report.voidedPurchasesApplied),
+            ("refreshed", report.subscriptionsRefreshed), ("failures", report.failures),
+        ] where count > 0 {
+            Counter(label: "storekeeper_catch_up_total", dimensions: [("kind", kind)], factory: factory)
+                .increment(by: count)
+        }
+    }
+
     func inbox(status: String, count: Int) {
         Gauge(label: "storekeeper_inbox_notifications", dimensions: [("status", status)], factory: factory)
             .record(count)

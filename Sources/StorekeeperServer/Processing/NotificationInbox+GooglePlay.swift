@@ -68,21 +68,28 @@ extension NotificationInbox {
         let cause = ChangeCause(source: "notification", event: event, reference: reference)
         var olderChain: [PurchaseKey] = []
         if let fact { olderChain = try await googlePlay.olderChain(of: fact, packageName: package) }
-        let now = clock.now()
         let recorder = self.recorder
-        let recorded: Purchase? = try await storage.transaction { [fact, olderChain] transaction in
-            var purchase: Purchase?
-            if let fact {
-                purchase = try await recorder.record(fact, cause: cause, in: transaction).purchase
-                for older in olderChain {
-                    _ = try await recorder.supersede(older, by: fact, cause: cause, in: transaction)
-                }
+        guard let fact else {
+            try await storage.transaction { [now = clock.now()] in
+                try await $0.updateNotification(item.markedProcessed(at: now))
             }
-            try await transaction.updateNotification(item.markedProcessed(at: now))
+            return
+        }
+        let recorded = try await storage.transaction { [olderChain] transaction in
+            let purchase = try await recorder.record(fact, cause: cause, in: transaction).purchase
+            for older in olderChain {
+                _ = try await recorder.supersede(older, by: fact, cause: cause, in: transaction)
+            }
             return purchase
         }
-        // After the commit: an acknowledgement that fails is retried by the sweeper.
-        if let recorded { await googlePlay.settle(recorded, packageName: package) }
+        // Acknowledged (or consumed) once recorded and before the notification counts as
+        // processed: a crash in between re-processes it, which records nothing twice (the fact is
+        // stale by then) and acknowledges only if Google still waits. An acknowledgement that
+        // fails is left to the sweeper.
+        await googlePlay.settle(recorded, packageName: package)
+        try await storage.transaction { [now = clock.now()] in
+            try await $0.updateNotification(item.markedProcessed(at: now))
+        }
     }
 
     /// A voided purchase: a subscription is revoked; a one-time purchase is revoked, or for a

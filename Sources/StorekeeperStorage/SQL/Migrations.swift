@@ -20,7 +20,7 @@ struct Migration: Sendable {
 
 extension Migration {
     /// Every migration this build knows, oldest first.
-    static let all: [Migration] = [initialSchema]
+    static let all: [Migration] = [initialSchema, refreshTracking]
 
     /// The version a fully migrated database reports.
     static var latestVersion: Int { all.last?.version ?? 0 }
@@ -277,6 +277,22 @@ extension Migration {
                 value TEXT NOT NULL
             )
             """,
+        ])
+}
+
+extension Migration {
+    /// When a subscription's state was last fetched from its store because no notification came
+    /// (DESIGN.md, "Missed notifications"): a column outside ``Purchase``, which only storage and
+    /// the refresh job read, so that one overdue subscription is asked about once per interval.
+    static let refreshTracking = Migration(
+        version: 2, name: "refresh tracking",
+        sqlite: [
+            "ALTER TABLE purchases ADD COLUMN refreshed_at INTEGER",
+            "CREATE INDEX purchases_by_state_and_expiry ON purchases (state, expires_at)",
+        ],
+        postgresql: [
+            "ALTER TABLE purchases ADD COLUMN refreshed_at BIGINT",
+            "CREATE INDEX purchases_by_state_and_expiry ON purchases (state, expires_at)",
         ])
 }
 

@@ -163,6 +163,33 @@ struct SQLStorageTransaction: StorageTransaction {
         ).map(purchase(from:))
     }
 
+    func subscriptionsOverdue(accessEndedBefore cutoff: Date, notRefreshedSince: Date, limit: Int) async throws
+        -> [Purchase]
+    {
+        let accessEnd = """
+            CASE WHEN state = 'grace_period' THEN COALESCE(grace_period_expires_at, expires_at) ELSE expires_at END
+            """
+        return try await rows(
+            """
+            SELECT \(unsafeRaw: Self.purchaseColumns) FROM purchases
+            WHERE kind = \(bind: ProductKind.subscription.rawValue)
+              AND state IN ('active', 'canceled', 'grace_period')
+              AND expires_at IS NOT NULL
+              AND \(unsafeRaw: accessEnd) < \(bind: StoredTime.milliseconds(cutoff))
+              AND (refreshed_at IS NULL OR refreshed_at < \(bind: StoredTime.milliseconds(notRefreshedSince)))
+            ORDER BY \(unsafeRaw: accessEnd), store, id LIMIT \(bind: max(limit, 0))
+            """
+        ).map(purchase(from:))
+    }
+
+    func markRefreshed(_ key: PurchaseKey, at date: Date) async throws {
+        try await run(
+            """
+            UPDATE purchases SET refreshed_at = \(bind: StoredTime.milliseconds(date))
+            WHERE store = \(bind: key.store.rawValue) AND id = \(bind: key.id)
+            """)
+    }
+
     // MARK: Transactions (billing events)
 
     private static let transactionColumns = """

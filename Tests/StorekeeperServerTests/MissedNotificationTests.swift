@@ -1,0 +1,178 @@
+import Foundation
+import StoreSimulator
+import Storekeeper
+import StorekeeperServer
+import StorekeeperStorage
+import Testing
+
+/// Notifications the stores never deliver (DESIGN.md, "Missed notifications"): the simulator
+/// drops them, and the server's catch-up finds what they said through the stores' APIs.
+@Suite(.serialized) struct MissedNotificationTests {
+    static let package = ServerHarness.packageName
+
+    @Test(arguments: ServerBackend.available) func aDroppedAppStoreRenewalIsFoundInTheNotificationHistory(
+        _ backend: ServerBackend
+    ) async throws {
+        try await ServerHarness.run(on: backend) { h in
+            let appStore = h.simulator.appStore
+            let token = try await h.createCustomer("mia")
+            _ = try appStore.purchase(customer: "mia", product: "pro.monthly", appAccountToken: token)
+            try await h.settle()
+            appStore.injectDeliveryFaults([.drop])
+            try await h.advance(days: 31.5)
+            #expect(appStore.notifications.last?.status == .dropped)
+            // Without the renewal, access ended with the first period.
+            #expect(try await h.entitlements("mia")["pro"]?.active == false)
+
+            let report = try await h.recover()
+            #expect(report.historyNotificationsStored == 1)
+            #expect(report.failures == 0)
+            let pro = try #require(try await h.entitlementView("mia", "pro"))
+            #expect(pro.active)
+            #expect(pro.expiresAt.map { $0 > ServerHarness.start.addingTimeInterval(58 * ServerHarness.day) } == true)
+
+            // The history is read again from where the last read ended: nothing is stored twice.
+            let again = try await h.recover()
+            #expect(again.historyNotificationsStored == 0)
+            let counts = try await h.storage.transaction { try await $0.notificationCounts() }
+            #expect(counts[.processed] == appStore.notifications.count)
+        }
+    }
+
+    @Test func theCatchUpServiceRunsInTheBackground() async throws {
+        var processing = ServerHarness.processing
+        processing.catchUp = CatchUpSettings(enabled: true, interval: 0.1)
+        try await ServerHarness.run(processing: processing) { h in
+            let appStore = h.simulator.appStore
+            let token = try await h.createCustomer("max")
+            _ = try appStore.purchase(customer: "max", product: "pro.monthly", appAccountToken: token)
+            try await h.settle()
+            appStore.injectDeliveryFaults([.drop])
+            try await h.advance(days: 31.5)
+            let deadline = ContinuousClock.now.advanced(by: .seconds(20))
+            while try await h.entitlements("max")["pro"]?.active != true, ContinuousClock.now < deadline {
+                try await Task.sleep(for: .milliseconds(50))
+            }
+            #expect(try await h.entitlements("max")["pro"]?.active == true)
+            let metrics = try await h.text("/metrics")
+            #expect(metrics.contains(#"storekeeper_catch_up_total{kind="history"} 1"#), "\(metrics)")
+        }
+    }
+
+    @Test(arguments: ServerBackend.available) func overdueSubscriptionsAreAskedOfTheirStoreOneByOne(
+        _ backend: ServerBackend
+    ) async throws {
+        try await ServerHarness.run(on: backend) { h in
+            let appStore = h.simulator.appStore
+            let play = h.simulator.googlePlay
+            let appleToken = try await h.createCustomer("olga")
+            let googleToken = try await h.createCustomer("oscar")
+            let apple = try appStore.purchase(customer: "olga", product: "pro.monthly", appAccountToken: appleToken)
+            let google = try play.purchaseSubscription(
+                packageName: Self.package, productId: "premium",
+                options: PlayPurchaseOptions(obfuscatedExternalAccountId: googleToken.uuidString)
+            ).purchaseToken
+            // A third subscription renews with its notifications delivered: not overdue, not asked.
+            let paulaToken = try await h.createCustomer("paula")
+            _ = try appStore.purchase(customer: "paula", product: "max.monthly", appAccountToken: paulaToken)
+            try await h.settle()
+            // Both renewals are lost; paula's renewal is the third App Store notification due.
+            appStore.injectDeliveryFaults([.drop])
+            play.injectPushFaults([.drop])
+            try await h.advance(days: 31.5)
+            #expect(try await h.entitlements("olga")["pro"]?.active == false)
+            #expect(try await h.entitlements("oscar")["pro"]?.active == false)
+
+            var report = MissedNotificationRecovery.Report()
+            try await h.application.recovery.refreshOverdueSubscriptions(&report)
+            #expect(report.subscriptionsRefreshed == 2)
+            #expect(report.failures == 0)
+            #expect(try await h.entitlements("olga")["pro"]?.active == true)
+            #expect(try await h.entitlements("oscar")["pro"]?.active == true)
+            let appleHistory = try await h.storage.transaction {
+                try await $0.stateChanges(of: .appStore(apple.originalTransactionId))
+            }
+            #expect(appleHistory.last?.cause.source == "refresh")
+            let googleHistory = try await h.storage.transaction { try await $0.stateChanges(of: .googlePlay(google)) }
+            #expect(googleHistory.last?.cause.source == "refresh")
+
+            // Their access now runs to the next period: nothing is overdue any more.
+            var second = MissedNotificationRecovery.Report()
+            try await h.application.recovery.refreshOverdueSubscriptions(&second)
+            #expect(second.subscriptionsRefreshed == 0)
+        }
+    }
+
+    @Test(arguments: ServerBackend.available) func voidsWhosePushWasLostAreFoundInTheVoidedPurchasesList(
+        _ backend: ServerBackend
+    ) async throws {
+        try await ServerHarness.run(on: backend) { h in
+            let play = h.simulator.googlePlay
+            let account = try await h.createCustomer("vera")
+            let options = PlayPurchaseOptions(obfuscatedExternalAccountId: account.uuidString)
+            let lifetime = try play.purchaseProduct(packageName: Self.package, productId: "lifetime", options: options)
+            let gems = try play.purchaseProduct(
+                packageName: Self.package, productId: "gems", quantity: 3, options: options)
+            try await h.settle()
+            #expect(try await h.entitlements("vera")["lifetime"]?.active == true)
+            #expect(try await h.balances("vera")["coins"] == 30)
+
+            // Google refunds the lifetime purchase and one of the three gem packs; both pushes are lost.
+            play.injectPushFaults([.drop, .drop])
+            try play.refund(orderId: try #require(lifetime.orderId))
+            try play.refund(orderId: try #require(gems.orderId), quantity: 1)
+            try await h.advance(days: 0.1)
+            #expect(play.pushes.suffix(2).allSatisfy { $0.status == .dropped })
+            #expect(try await h.entitlements("vera")["lifetime"]?.active == true)
+
+            let report = try await h.recover()
+            #expect(report.voidedPurchasesApplied == 2)
+            #expect(report.failures == 0)
+            let entitlements = try await h.entitlements("vera")
+            #expect(entitlements["lifetime"]?.active == false)
+            #expect(entitlements["lifetime"]?.state == "revoked")
+            #expect(try await h.balances("vera")["coins"] == 20)
+
+            // The same window read again changes nothing.
+            let again = try await h.recover()
+            #expect(again.voidedPurchasesApplied == 0)
+            #expect(try await h.balances("vera")["coins"] == 20)
+        }
+    }
+
+    @Test(arguments: ServerBackend.available) func aFailedAcknowledgementIsRetriedBeforeGoogleRefunds(
+        _ backend: ServerBackend
+    ) async throws {
+        var processing = ServerHarness.processing
+        processing.acknowledgementSweepInterval = 0.1
+        try await ServerHarness.run(on: backend, processing: processing) { h in
+            let play = h.simulator.googlePlay
+            let account = try await h.createCustomer("ada")
+            // The server's first acknowledgement is refused with a 400 (not retried by the client).
+            h.simulator.faults.add([
+                APIFault(
+                    pathPrefix: "/androidpublisher/v3/applications/\(Self.package)/purchases/subscriptions/premium/",
+                    status: 400)
+            ])
+            let token = try play.purchaseSubscription(
+                packageName: Self.package, productId: "premium",
+                options: PlayPurchaseOptions(obfuscatedExternalAccountId: account.uuidString)
+            ).purchaseToken
+            try await h.settle()
+            #expect(h.simulator.faults.injectedCount == 1)
+            // The sweeper acknowledges it within its interval, long before Google's three days.
+            let deadline = ContinuousClock.now.advanced(by: .seconds(20))
+            while play.subscription(token)?.acknowledged != true, ContinuousClock.now < deadline {
+                try await Task.sleep(for: .milliseconds(20))
+            }
+            #expect(play.subscription(token)?.acknowledged == true)
+            try await h.advance(days: 4)
+            #expect(play.subscription(token)?.subscriptionState == "SUBSCRIPTION_STATE_ACTIVE")
+            #expect(try await h.entitlements("ada")["pro"]?.active == true)
+            let waiting = try await h.storage.transaction {
+                try await $0.purchasesNeedingAcknowledgement(store: .googlePlay, limit: 10)
+            }
+            #expect(waiting.isEmpty)
+        }
+    }
+}
