@@ -35,6 +35,7 @@ import Testing
           "server": {"port": 9090},
           "storage": {"url": "data.sqlite"},
           "policies": {"ownershipConflict": "transfer-if-no-active"},
+          "processing": {"catchUp": {"interval": 900, "overdueAfter": 7200, "refreshBatch": 25}},
           "apiKeys": {"backend": {"scope": "secret", "secret": "0123456789abcdef-backend"}, "app": {"scope": "read_only"}},
           "apps": {"main": {"appStore": {
             "bundleId": "com.example.app", "environments": ["Sandbox"],
@@ -58,6 +59,11 @@ import Testing
         #expect(configuration.server.port == 7070)
         #expect(configuration.policies.ownershipConflict == .transferIfNoActive)
         #expect(configuration.storageURL == "data.sqlite")
+        #expect(configuration.processing.catchUp.interval == 900)
+        #expect(configuration.processing.catchUp.overdueAfter == 7200)
+        #expect(configuration.processing.catchUp.refreshBatch == 25)
+        #expect(configuration.processing.catchUp.enabled)
+        #expect(configuration.processing.catchUp.refreshInterval == CatchUpSettings().refreshInterval)
         #expect(Set(configuration.apiKeys.map(\.name)) == ["app", "backend"])
         #expect(configuration.apiKeys.first { $0.name == "app" }?.secret == "read-only-secret-0123456789")
         #expect(configuration.apiKeys.allSatisfy { !"\($0)".contains($0.secret) })
@@ -75,6 +81,7 @@ import Testing
             """
             {"server": {"port": 99999}, "storage": {"url": "mysql://user:hunter2@db/x"},
              "policies": {"ownershipConflict": "steal"},
+             "processing": {"catchUp": {"enabled": "sometimes", "refreshBatch": 0}},
              "apiKeys": {"backend": {"secret": "short"}},
              "apps": {"main": {"appStore": {"bundleId": "com.x", "environments": ["Production", "Prod"],
                                             "keyId": "K", "privateKeyPath": "missing.p8"}}},
@@ -88,6 +95,7 @@ import Testing
             let paths = error.problems.map(\.path)
             for expected in [
                 "server.port", "storage.url", "policies.ownershipConflict", "apiKeys.backend.secret",
+                "processing.catchUp.enabled", "processing.catchUp.refreshBatch",
                 "apps.main.appStore.environments", "apps.main.appStore.appAppleId",
                 "apps.main.appStore.privateKeyPath", "apps.main.appStore", "apps.main.appStore.appleRootFiles",
                 "products.appStore.a.kind", "products.googlePlay", "products.googlePlay.c",
