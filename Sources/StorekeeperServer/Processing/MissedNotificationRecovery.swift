@@ -78,7 +78,10 @@ public struct MissedNotificationRecovery: Sendable {
                     cursor, default: now - settings.historyLookback, oldest: now - 179 * 86_400)
                 let request = NotificationHistoryRequest(startDate: start, endDate: now)
                 for try await entry in client.notificationHistory(request) {
-                    report.historyNotificationsStored += try await storeFromHistory(entry.signedPayload) ? 1 : 0
+                    let stored = try await eachItem("notification history entry", &report) {
+                        try await storeFromHistory(entry.signedPayload)
+                    }
+                    report.historyNotificationsStored += stored == true ? 1 : 0
                 }
                 try await setCursor(cursor, to: max(start, now - settings.overlap))
             }
@@ -91,16 +94,25 @@ public struct MissedNotificationRecovery: Sendable {
     }
 
     /// Stores one history entry through the inbox's own verification; returns whether it was new.
-    /// An entry no configured verifier accepts is logged and skipped, so it cannot hold the cursor.
     private func storeFromHistory(_ signedPayload: String) async throws -> Bool {
         let body = try JSONEncoder().encode(["signedPayload": signedPayload])
+        return try await inbox.receiveAppStore(body: body) == .stored
+    }
+
+    /// One item's work within a step: a storage failure ends the step (the next run retries it);
+    /// any other failure is logged, counted and skipped, so one item a store won't answer for (or
+    /// no configured verifier accepts) cannot hold back the rest, nor the cursor.
+    private func eachItem<Result>(
+        _ what: String, _ report: inout Report, _ body: () async throws -> Result
+    ) async throws -> Result? {
         do {
-            return try await inbox.receiveAppStore(body: body) == .stored
+            return try await body()
         } catch let error as StorageError {
             throw error
         } catch {
-            logger.warning("skipped a notification history entry", metadata: ["error": "\(error)"])
-            return false
+            report.failures += 1
+            logger.warning("catch-up skipped an item", metadata: ["item": "\(what)", "error": "\(error)"])
+            return nil
         }
     }
 
@@ -139,17 +151,10 @@ public struct MissedNotificationRecovery: Sendable {
                 }
             }
             for (token, entries) in voided.sorted(by: { $0.key < $1.key }) {
-                do {
-                    if try await applyVoid(token: token, entries: entries, packageName: package) {
-                        report.voidedPurchasesApplied += 1
-                    }
-                } catch let error as StorageError {
-                    throw error
-                } catch {
-                    report.failures += 1
-                    logger.warning(
-                        "could not apply a voided Google Play purchase", metadata: ["error": "\(error)"])
+                let applied = try await eachItem("voided purchase \(entries.first?.orderId ?? "")", &report) {
+                    try await applyVoid(token: token, entries: entries, packageName: package)
                 }
+                report.voidedPurchasesApplied += applied == true ? 1 : 0
             }
             try await setCursor(cursor, to: max(start, now - settings.overlap))
         }
@@ -192,20 +197,13 @@ public struct MissedNotificationRecovery: Sendable {
         }
         let recorder = inbox.recorder
         for purchase in overdue {
-            var fact: PurchaseFact?
-            do {
-                fact = try await currentFact(of: purchase)
-                report.subscriptionsRefreshed += 1
-            } catch let error as StorageError {
-                throw error
-            } catch {
-                // Marked all the same: one purchase the store won't answer for must not be asked
-                // again on every run.
-                report.failures += 1
-                logger.warning(
-                    "could not refresh an overdue subscription",
-                    metadata: ["purchase": "\(purchase.key)", "error": "\(error)"])
+            // Marked refreshed even when the store did not answer: one purchase it won't answer
+            // for must not be asked about again on every run.
+            let answer = try await eachItem("overdue subscription \(purchase.key)", &report) {
+                try await currentFact(of: purchase)
             }
+            let fact = answer ?? nil
+            if answer != nil { report.subscriptionsRefreshed += 1 }
             let cause = ChangeCause(source: "refresh", event: "overdue", reference: purchase.key.id)
             try await storage.transaction { [fact] transaction in
                 if let fact { _ = try await recorder.record(fact, cause: cause, in: transaction) }
