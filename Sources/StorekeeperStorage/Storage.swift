@@ -30,6 +30,11 @@ public protocol Storage: Sendable {
 
 /// The operations available inside one storage transaction.
 public protocol StorageTransaction: Sendable {
+    /// Runs `body` so that if it throws, what it wrote is undone and the transaction goes on
+    /// (a SQL savepoint): several independent pieces of work can share one commit. An error that
+    /// asks for the whole transaction to be rerun (``StorageError/isRetryable``) is rethrown as is.
+    func savepoint<Result: Sendable>(_ body: @Sendable () async throws -> Result) async throws -> Result
+
     // MARK: Customers
 
     func customer(_ id: CustomerID) async throws -> Customer?
@@ -93,7 +98,8 @@ public protocol StorageTransaction: Sendable {
     /// `nextAttemptAt` moves to `now + lease` so other workers skip them (on PostgreSQL rows
     /// locked by another transaction are skipped too).
     func claimDueNotifications(now: Date, limit: Int, lease: TimeInterval) async throws -> [InboxNotification]
-    /// Replaces the stored notification with the same store and dedupe key.
+    /// Updates the delivery state (status, attempts, next attempt, last error, processed date) of
+    /// the stored notification with the same store and dedupe key; its body and arrival stay.
     func updateNotification(_ notification: InboxNotification) async throws
     func notifications(status: InboxNotification.Status, limit: Int) async throws -> [InboxNotification]
     func notificationCounts() async throws -> [InboxNotification.Status: Int]
@@ -126,7 +132,7 @@ public struct StorageError: Error, Sendable, CustomStringConvertible {
     public var reason: Reason
     public var detail: String
     /// A PostgreSQL serialization failure or deadlock: rerunning the transaction may succeed.
-    var isRetryable = false
+    public internal(set) var isRetryable = false
 
     public init(_ reason: Reason, _ detail: String) {
         self.reason = reason

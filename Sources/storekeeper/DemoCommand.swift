@@ -84,7 +84,8 @@ struct DemoCommand: AsyncParsableCommand {
         case .customer(let id, let view):
             var parts = view.entitlements.sorted { $0.name < $1.name }.map { entitlement in
                 let mark = entitlement.active ? "✓" : "✗"
-                let until = entitlement.expiresAt.map { " until \(day($0))" } ?? ""
+                // "until" while access lasts; an ended entitlement says when it ended.
+                let until = entitlement.expiresAt.map { " \(entitlement.active ? "until" : "since") \(day($0))" } ?? ""
                 return "\(entitlement.name) \(mark) \(entitlement.state.rawValue)\(until) [\(entitlement.productID)]"
             }
             if parts.isEmpty { parts = ["no entitlements"] }

@@ -201,6 +201,34 @@ import Testing
     }
 
     @Test(arguments: Backend.available)
+    func aFailedSavepointIsUndoneAloneAndTheTransactionGoesOn(backend: Backend) async throws {
+        try await TestDatabase.withFresh(backend) { storage, _ async throws in
+            let kept = makeCustomer("kept")
+            let undone = makeCustomer("undone")
+            try await storage.transaction { [kept, undone] transaction async throws in
+                try await transaction.savepoint { try await transaction.insertCustomer(kept) }
+                // A statement the database refuses (a purchase of an unknown customer) after a write
+                // of its own: both are undone, and on PostgreSQL the transaction stays usable.
+                await expectStorageError(.conflict) {
+                    try await transaction.savepoint {
+                        try await transaction.insertCustomer(undone)
+                        try await transaction.savePurchase(fullPurchase(.appStore("1"), customer: CustomerID("ghost")))
+                    }
+                }
+                try await transaction.savepoint {
+                    try await transaction.savePurchase(fullPurchase(.appStore("2"), customer: kept.id))
+                }
+            }
+            try await storage.transaction { [kept] transaction async throws in
+                #expect(try await transaction.customer(kept.id) == kept)
+                #expect(try await transaction.customer(CustomerID("undone")) == nil)
+                #expect(try await transaction.purchase(.appStore("1")) == nil)
+                #expect(try await transaction.purchase(.appStore("2"))?.customerID == kept.id)
+            }
+        }
+    }
+
+    @Test(arguments: Backend.available)
     func purchaseLinkedToUnknownCustomerIsRefused(backend: Backend) async throws {
         try await TestDatabase.withFresh(backend) { storage, _ async throws in
             await expectStorageError(.conflict) {

@@ -12,9 +12,11 @@ import StorekeeperStorage
 // server (verified, stored durably before the 200, then processed), on SQLite and — when
 // STOREKEEPER_BENCH_POSTGRES_URL names a database — PostgreSQL. Next to it, measured in the same
 // run on the same payloads and with the same concurrency, the verifier alone: the ceiling that
-// signature and chain checks put on ingest. One line per storage, last:
+// signature and chain checks put on ingest. Each storage runs twice: with processing batched as
+// the server does by default (`processing.batchSize` 50: one transaction per claimed batch) and with
+// batches of 1 (one transaction per notification) as the baseline. One line per storage, last:
 //
-//     ingest[sqlite]: <N> notifications/s (p50 <A> ms, p99 <B> ms) verifier: <M>/s ratio: <R>
+//     ingest[sqlite]: <N> notifications/s (p50 <A> ms, p99 <B> ms) verifier: <M>/s ratio: <R> batch-1: <S>/s
 //
 // Run in release: swift run -c release --package-path Benchmarks ingest-throughput [count] [concurrency]
 
@@ -28,17 +30,37 @@ if let url = ProcessInfo.processInfo.environment["STOREKEEPER_BENCH_POSTGRES_URL
 var logger = Logger(label: "ingest-throughput")
 logger.logLevel = .critical
 for storage in storages {
-    let directory = FileManager.default.temporaryDirectory.appendingPathComponent("storekeeper-ingest-\(UUID())")
-    defer { try? FileManager.default.removeItem(at: directory) }
-    let options = SimulatedDeployment.Options(
-        start: Date(), storageURL: storage.url, directory: directory,
-        processing: ProcessingSettings(initialRetryDelay: 0.05, maxRetryDelay: 1, pollInterval: 0.05),
-        simulatorSeed: UInt64.random(in: 1...UInt64.max), logger: logger)
-    let line = try await SimulatedDeployment.withRunning(options) { deployment in
-        try await IngestRun(deployment: deployment, storageName: storage.name, count: count, concurrency: concurrency)
-            .run()
+    var results: [Int: IngestResult] = [:]
+    for batchSize in [1, ProcessingSettings().batchSize] {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("storekeeper-ingest-\(UUID())")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let options = SimulatedDeployment.Options(
+            start: Date(), storageURL: storage.url, directory: directory,
+            processing: ProcessingSettings(
+                initialRetryDelay: 0.05, maxRetryDelay: 1, pollInterval: 0.05,
+                catchUp: CatchUpSettings(enabled: false), batchSize: batchSize),
+            simulatorSeed: UInt64.random(in: 1...UInt64.max), logger: logger)
+        results[batchSize] = try await SimulatedDeployment.withRunning(options) { deployment in
+            try await IngestRun(
+                deployment: deployment, storageName: "\(storage.name), batch \(batchSize)", count: count,
+                concurrency: concurrency
+            ).run()
+        }
     }
-    print(line)
+    guard let batched = results[ProcessingSettings().batchSize], let single = results[1] else { continue }
+    print(
+        "ingest[\(storage.name)]: \(Int(batched.ingestRate)) notifications/s (p50 \(format(batched.p50)) ms, "
+            + "p99 \(format(batched.p99)) ms) verifier: \(Int(batched.verifyRate))/s ratio: "
+            + "\(format(batched.ingestRate / batched.verifyRate)) batch-1: \(Int(single.ingestRate))/s")
+}
+
+func format(_ value: Double) -> String { String(format: "%.2f", value) }
+
+struct IngestResult {
+    var ingestRate: Double
+    var verifyRate: Double
+    var p50: Double
+    var p99: Double
 }
 
 struct IngestRun {
@@ -47,7 +69,7 @@ struct IngestRun {
     let count: Int
     let concurrency: Int
 
-    func run() async throws -> String {
+    func run() async throws -> IngestResult {
         let store = deployment.simulator.appStore
         // Made by the simulator but not sent: the benchmark posts them itself.
         try store.setNotificationURL(nil, bundleId: SimulatedDeployment.bundleID)
@@ -104,9 +126,12 @@ struct IngestRun {
         print(
             "\(storageName): durable (all 200s) after \(format(durableSeconds)) s, processed after "
                 + "\(format(processedSeconds)) s; verifier alone \(format(verifySeconds)) s")
-        return "ingest[\(storageName)]: \(Int(ingestRate)) notifications/s (p50 \(format(percentile(sorted, 0.5))) ms, "
-            + "p99 \(format(percentile(sorted, 0.99))) ms) verifier: \(Int(verifyRate))/s ratio: "
-            + format(ingestRate / verifyRate)
+        let result = IngestResult(
+            ingestRate: ingestRate, verifyRate: verifyRate, p50: percentile(sorted, 0.5), p99: percentile(sorted, 0.99))
+        print(
+            "\(storageName): \(Int(ingestRate)) notifications/s (p50 \(format(result.p50)) ms, "
+                + "p99 \(format(result.p99)) ms), verifier \(Int(verifyRate))/s")
+        return result
     }
 
     /// Runs `body` on every payload, `concurrency` at a time.
@@ -132,8 +157,6 @@ struct IngestRun {
         guard !sorted.isEmpty else { return 0 }
         return sorted[min(sorted.count - 1, Int((Double(sorted.count) * fraction).rounded(.down)))]
     }
-
-    func format(_ value: Double) -> String { String(format: "%.2f", value) }
 }
 
 /// Request latencies in milliseconds, from many tasks.

@@ -104,6 +104,7 @@ struct Parse {
         processing.lease = seconds("processing.lease") ?? processing.lease
         processing.acknowledgementSweepInterval =
             seconds("processing.acknowledgementSweepInterval") ?? processing.acknowledgementSweepInterval
+        processing.batchSize = int("processing.batchSize", in: 1...1000) ?? processing.batchSize
         var catchUp = processing.catchUp
         catchUp.enabled = bool("processing.catchUp.enabled") ?? catchUp.enabled
         catchUp.interval = seconds("processing.catchUp.interval") ?? catchUp.interval

@@ -166,13 +166,17 @@ public struct ProcessingSettings: Sendable, Hashable {
     public var acknowledgementSweepInterval: TimeInterval
     /// Catching up on notifications the stores failed to deliver.
     public var catchUp: CatchUpSettings
+    /// The most stored notifications the worker claims at once; App Store ones among them are
+    /// applied in one transaction.
+    public var batchSize: Int
 
     public init(
         initialRetryDelay: TimeInterval = 5, maxRetryDelay: TimeInterval = 3600, pollInterval: TimeInterval = 1,
         lease: TimeInterval = 60, acknowledgementSweepInterval: TimeInterval = 600,
-        catchUp: CatchUpSettings = CatchUpSettings()
+        catchUp: CatchUpSettings = CatchUpSettings(), batchSize: Int = 50
     ) {
         self.catchUp = catchUp
+        self.batchSize = batchSize
         self.initialRetryDelay = initialRetryDelay
         self.maxRetryDelay = maxRetryDelay
         self.pollInterval = pollInterval

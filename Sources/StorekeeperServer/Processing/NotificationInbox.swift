@@ -64,6 +64,8 @@ public struct NotificationInbox: Sendable {
     // MARK: Processing
 
     /// Processes every stored notification due now (at most `limit`); returns how many it handled.
+    /// App Store notifications are applied as one batch (``processAppStore(_:)``); Google Play ones
+    /// one by one, as each needs the Android Publisher API.
     @discardableResult
     public func processDue(limit: Int = 50) async throws -> Int {
         let now = clock.now()
@@ -71,40 +73,93 @@ public struct NotificationInbox: Sendable {
         let claimed = try await storage.transaction { transaction in
             try await transaction.claimDueNotifications(now: now, limit: limit, lease: lease)
         }
-        for item in claimed { await process(item) }
+        await processAppStore(claimed.filter { $0.store == .appStore })
+        for item in claimed where item.store == .googlePlay {
+            do {
+                try await processGooglePlay(item)
+                onProcessed(.googlePlay, true)
+            } catch {
+                await recordFailure(of: item, "\(error)")
+            }
+        }
         return claimed.count
     }
 
-    /// Processes one stored notification: its effects and its `processed` mark are committed in one
-    /// transaction, so a crash in between re-processes it rather than losing it or applying it twice.
-    func process(_ item: InboxNotification) async {
-        do {
-            switch item.store {
-            case .appStore: try await processAppStore(item)
-            case .googlePlay: try await processGooglePlay(item)
+    /// Leaves a notification whose processing failed in the inbox, due again after a backoff.
+    func recordFailure(of item: InboxNotification, _ error: String) async {
+        onProcessed(item.store, false)
+        let attempts = item.attempts + 1
+        let delay = min(settings.initialRetryDelay * pow(2, Double(attempts - 1)), settings.maxRetryDelay)
+        var failed = item
+        failed.status = .failed
+        failed.attempts = attempts
+        failed.lastError = error
+        failed.nextAttemptAt = clock.now().addingTimeInterval(delay)
+        logger.warning(
+            "notification processing failed; will retry",
+            metadata: [
+                "store": "\(item.store.rawValue)", "dedupeKey": "\(item.dedupeKey)", "attempts": "\(attempts)",
+                "error": "\(error)",
+            ]
+        )
+        _ = try? await storage.transaction { [failed] in try await $0.updateNotification(failed) }
+    }
+
+    /// What one App Store notification changes, worked out before any transaction.
+    struct AppStoreChange: Sendable {
+        var item: InboxNotification
+        var observation: AppStoreObservation?
+        var cause: ChangeCause
+    }
+
+    /// Processes App Store notifications: each is verified again and mapped to a fact outside any
+    /// transaction, then all are applied in one transaction — each with its `processed` mark, in a
+    /// savepoint of its own, so one that fails is undone alone and retried later while the rest
+    /// commit together (on SQLite, one commit instead of one per notification). A crash before
+    /// the commit re-processes them all; nothing is lost or applied twice.
+    func processAppStore(_ items: [InboxNotification]) async {
+        var changes: [AppStoreChange] = []
+        for item in items {
+            do {
+                changes.append(try await appStoreChange(item))
+            } catch {
+                await recordFailure(of: item, "\(error)")
             }
-            onProcessed(item.store, true)
+        }
+        guard !changes.isEmpty else { return }
+        let now = clock.now()
+        let recorder = self.recorder
+        let failures: [String: String]
+        do {
+            failures = try await storage.transaction { [changes] transaction in
+                var failures: [String: String] = [:]
+                for change in changes {
+                    do {
+                        try await transaction.savepoint {
+                            try await Self.apply(change, recorder: recorder, in: transaction, at: now)
+                        }
+                    } catch let error as StorageError where error.isRetryable {
+                        throw error
+                    } catch {
+                        failures[change.item.dedupeKey] = "\(error)"
+                    }
+                }
+                return failures
+            }
         } catch {
-            onProcessed(item.store, false)
-            let attempts = item.attempts + 1
-            let delay = min(settings.initialRetryDelay * pow(2, Double(attempts - 1)), settings.maxRetryDelay)
-            var failed = item
-            failed.status = .failed
-            failed.attempts = attempts
-            failed.lastError = "\(error)"
-            failed.nextAttemptAt = clock.now().addingTimeInterval(delay)
-            logger.warning(
-                "notification processing failed; will retry",
-                metadata: [
-                    "store": "\(item.store.rawValue)", "dedupeKey": "\(item.dedupeKey)", "attempts": "\(attempts)",
-                    "error": "\(error)",
-                ]
-            )
-            _ = try? await storage.transaction { [failed] in try await $0.updateNotification(failed) }
+            for change in changes { await recordFailure(of: change.item, "\(error)") }
+            return
+        }
+        for change in changes {
+            if let failure = failures[change.item.dedupeKey] {
+                await recordFailure(of: change.item, failure)
+            } else {
+                onProcessed(.appStore, true)
+            }
         }
     }
 
-    func processAppStore(_ item: InboxNotification) async throws {
+    func appStoreChange(_ item: InboxNotification) async throws -> AppStoreChange {
         let notification = try await verifiedAppStoreNotification(body: item.body)
         let payload = notification.payload
         let event = [payload.notificationType?.rawValue, payload.subtype?.rawValue].compactMap { $0 }.joined(
@@ -118,19 +173,21 @@ public struct NotificationInbox: Sendable {
                 catalog: recorder.catalog
             )
         }
-        let now = clock.now()
-        let recorder = self.recorder
-        try await storage.transaction { [observation] transaction in
-            switch observation {
-            case .purchase(let fact)?:
-                _ = try await recorder.record(fact, cause: cause, in: transaction)
-            case .upgradedTransaction(let key, let record)?:
-                try await recorder.record(record, of: key, in: transaction)
-            case nil:
-                break
-            }
-            try await transaction.updateNotification(item.markedProcessed(at: now))
+        return AppStoreChange(item: item, observation: observation, cause: cause)
+    }
+
+    static func apply(
+        _ change: AppStoreChange, recorder: PurchaseRecorder, in transaction: any StorageTransaction, at now: Date
+    ) async throws {
+        switch change.observation {
+        case .purchase(let fact)?:
+            _ = try await recorder.record(fact, cause: change.cause, in: transaction)
+        case .upgradedTransaction(let key, let record)?:
+            try await recorder.record(record, of: key, in: transaction)
+        case nil:
+            break
         }
+        try await transaction.updateNotification(change.item.markedProcessed(at: now))
     }
 }
 

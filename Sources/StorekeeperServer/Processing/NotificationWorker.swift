@@ -34,7 +34,7 @@ final class NotificationWorker: Service, Sendable {
         await withGracefulShutdownHandler {
             for await _ in signal.cancelOnGracefulShutdown() {
                 do {
-                    while try await inbox.processDue() > 0 {}
+                    while try await inbox.processDue(limit: inbox.settings.batchSize) > 0 {}
                 } catch {
                     logger.warning("inbox unavailable; retrying", metadata: ["error": "\(error)"])
                 }

@@ -11,6 +11,22 @@ struct SQLStorageTransaction: StorageTransaction {
 
     // MARK: Running statements
 
+    func savepoint<Result: Sendable>(_ body: @Sendable () async throws -> Result) async throws -> Result {
+        try await run("SAVEPOINT storekeeper_item")
+        do {
+            let result = try await body()
+            try await run("RELEASE SAVEPOINT storekeeper_item")
+            return result
+        } catch let error as StorageError where error.isRetryable {
+            // The whole transaction is rerun; rolling back to the savepoint would hide that.
+            throw error
+        } catch {
+            try await run("ROLLBACK TO SAVEPOINT storekeeper_item")
+            try await run("RELEASE SAVEPOINT storekeeper_item")
+            throw error
+        }
+    }
+
     private func run(_ query: SQLQueryString) async throws {
         do {
             try await database.raw(query).run()
@@ -443,9 +459,7 @@ struct SQLStorageTransaction: StorageTransaction {
     func updateNotification(_ notification: InboxNotification) async throws {
         try await run(
             """
-            UPDATE inbox SET body = \(flavor.blob(notification.body)),
-                received_at = \(bind: StoredTime.milliseconds(notification.receivedAt)),
-                status = \(bind: notification.status.rawValue), attempts = \(bind: notification.attempts),
+            UPDATE inbox SET status = \(bind: notification.status.rawValue), attempts = \(bind: notification.attempts),
                 next_attempt_at = \(bind: StoredTime.milliseconds(notification.nextAttemptAt)),
                 last_error = \(bind: notification.lastError),
                 processed_at = \(bind: StoredTime.milliseconds(notification.processedAt))
