@@ -12,9 +12,10 @@ import StorekeeperStorage
 // server (verified, stored durably before the 200, then processed), on SQLite and — when
 // STOREKEEPER_BENCH_POSTGRES_URL names a database — PostgreSQL. Next to it, measured in the same
 // run on the same payloads and with the same concurrency, the verifier alone: the ceiling that
-// signature and chain checks put on ingest. Each storage runs twice: with processing batched as
-// the server does by default (`processing.batchSize` 50: one transaction per claimed batch) and with
-// batches of 1 (one transaction per notification) as the baseline. One line per storage, last:
+// signature and chain checks put on ingest. Each storage runs twice: with processing as the server
+// does it by default (`processing.batchSize` 50 — one transaction per claimed batch — and 4
+// `processing.workers`) and, as the baseline, one worker with batches of 1 (one transaction per
+// notification). One line per storage, last:
 //
 //     ingest[sqlite]: <N> notifications/s (p50 <A> ms, p99 <B> ms) verifier: <M>/s ratio: <R> batch-1: <S>/s
 //
@@ -38,7 +39,7 @@ for storage in storages {
             start: Date(), storageURL: storage.url, directory: directory,
             processing: ProcessingSettings(
                 initialRetryDelay: 0.05, maxRetryDelay: 1, pollInterval: 0.05,
-                catchUp: CatchUpSettings(enabled: false), batchSize: batchSize),
+                catchUp: CatchUpSettings(enabled: false), batchSize: batchSize, workers: batchSize == 1 ? 1 : 4),
             simulatorSeed: UInt64.random(in: 1...UInt64.max), logger: logger)
         results[batchSize] = try await SimulatedDeployment.withRunning(options) { deployment in
             try await IngestRun(

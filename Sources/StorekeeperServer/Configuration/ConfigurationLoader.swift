@@ -105,6 +105,7 @@ struct Parse {
         processing.acknowledgementSweepInterval =
             seconds("processing.acknowledgementSweepInterval") ?? processing.acknowledgementSweepInterval
         processing.batchSize = int("processing.batchSize", in: 1...1000) ?? processing.batchSize
+        processing.workers = int("processing.workers", in: 1...64) ?? processing.workers
         var catchUp = processing.catchUp
         catchUp.enabled = bool("processing.catchUp.enabled") ?? catchUp.enabled
         catchUp.interval = seconds("processing.catchUp.interval") ?? catchUp.interval

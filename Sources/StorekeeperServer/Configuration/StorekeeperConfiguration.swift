@@ -169,12 +169,15 @@ public struct ProcessingSettings: Sendable, Hashable {
     /// The most stored notifications the worker claims at once; App Store ones among them are
     /// applied in one transaction.
     public var batchSize: Int
+    /// How many batches are processed at once.
+    public var workers: Int
 
     public init(
         initialRetryDelay: TimeInterval = 5, maxRetryDelay: TimeInterval = 3600, pollInterval: TimeInterval = 1,
         lease: TimeInterval = 60, acknowledgementSweepInterval: TimeInterval = 600,
-        catchUp: CatchUpSettings = CatchUpSettings(), batchSize: Int = 50
+        catchUp: CatchUpSettings = CatchUpSettings(), batchSize: Int = 50, workers: Int = 4
     ) {
+        self.workers = workers
         self.catchUp = catchUp
         self.batchSize = batchSize
         self.initialRetryDelay = initialRetryDelay

@@ -20,6 +20,15 @@ final class NotificationWorker: Service, Sendable {
 
     func wake() { continuation.yield() }
 
+    /// Processes batches until none is due.
+    private func drain() async {
+        do {
+            while try await inbox.processDue(limit: inbox.settings.batchSize) > 0 {}
+        } catch {
+            logger.warning("inbox unavailable; retrying", metadata: ["error": "\(error)"])
+        }
+    }
+
     func run() async throws {
         let interval = self.interval
         let continuation = self.continuation
@@ -33,10 +42,12 @@ final class NotificationWorker: Service, Sendable {
         defer { ticker.cancel() }
         await withGracefulShutdownHandler {
             for await _ in signal.cancelOnGracefulShutdown() {
-                do {
-                    while try await inbox.processDue(limit: inbox.settings.batchSize) > 0 {}
-                } catch {
-                    logger.warning("inbox unavailable; retrying", metadata: ["error": "\(error)"])
+                // Several loops claim disjoint batches (a claim leases what it takes): on PostgreSQL
+                // their transactions overlap; on SQLite they take turns at the one connection.
+                await withTaskGroup(of: Void.self) { group in
+                    for _ in 0..<max(1, inbox.settings.workers) {
+                        group.addTask { await self.drain() }
+                    }
                 }
             }
         } onGracefulShutdown: {
