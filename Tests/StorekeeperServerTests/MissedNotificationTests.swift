@@ -10,16 +10,22 @@ import Testing
 @Suite(.serialized) struct MissedNotificationTests {
     static let package = ServerHarness.packageName
 
+    /// `customer` subscribes to pro.monthly in the app; a month and a half later, the renewal's
+    /// notification was never delivered.
+    static func subscribeThenLoseTheRenewal(_ customer: String, _ h: ServerHarness) async throws {
+        let token = try await h.createCustomer(customer)
+        _ = try h.simulator.appStore.purchase(customer: customer, product: "pro.monthly", appAccountToken: token)
+        try await h.settle()
+        h.simulator.appStore.injectDeliveryFaults([.drop])
+        try await h.advance(days: 31.5)
+    }
+
     @Test(arguments: ServerBackend.available) func aDroppedAppStoreRenewalIsFoundInTheNotificationHistory(
         _ backend: ServerBackend
     ) async throws {
         try await ServerHarness.run(on: backend) { h in
             let appStore = h.simulator.appStore
-            let token = try await h.createCustomer("mia")
-            _ = try appStore.purchase(customer: "mia", product: "pro.monthly", appAccountToken: token)
-            try await h.settle()
-            appStore.injectDeliveryFaults([.drop])
-            try await h.advance(days: 31.5)
+            try await Self.subscribeThenLoseTheRenewal("mia", h)
             #expect(appStore.notifications.last?.status == .dropped)
             // Without the renewal, access ended with the first period.
             #expect(try await h.entitlements("mia")["pro"]?.active == false)
@@ -43,12 +49,7 @@ import Testing
         var processing = ServerHarness.processing
         processing.catchUp = CatchUpSettings(enabled: true, interval: 0.1)
         try await ServerHarness.run(processing: processing) { h in
-            let appStore = h.simulator.appStore
-            let token = try await h.createCustomer("max")
-            _ = try appStore.purchase(customer: "max", product: "pro.monthly", appAccountToken: token)
-            try await h.settle()
-            appStore.injectDeliveryFaults([.drop])
-            try await h.advance(days: 31.5)
+            try await Self.subscribeThenLoseTheRenewal("max", h)
             let deadline = ContinuousClock.now.advanced(by: .seconds(20))
             while try await h.entitlements("max")["pro"]?.active != true, ContinuousClock.now < deadline {
                 try await Task.sleep(for: .milliseconds(50))
