@@ -4,7 +4,8 @@ import StoreSimulator
 public import Storekeeper
 
 /// The scripted story `storekeeper demo` tells on a ``SimulatedDeployment``: per store, a customer
-/// buys, renews, fails billing and recovers, upgrades, cancels and expires; a second account
+/// buys, renews (the store's notification of it is lost, and the server's catch-up finds what it
+/// said), fails billing and recovers, upgrades, cancels and expires; a second account
 /// presents the same store purchase (the ownership policy decides); a consumable is bought and
 /// refunded. After each step it reports the store events the simulator sent and the customer's
 /// entitlements as the server answers them.
@@ -21,6 +22,8 @@ public struct DemoStory: Sendable {
         case customer(id: String, CustomerView)
         /// The server refused a request (status, code, message).
         case refusal(String)
+        /// What the server's catch-up for missed notifications found.
+        case catchUp(String)
     }
 
     public let deployment: SimulatedDeployment
@@ -52,8 +55,12 @@ public struct DemoStory: Sendable {
             try store.purchase(customer: "alice", product: "pro.monthly", appAccountToken: token)
         }
         try await step(
-            "a month passes: the subscription renews", customer: "alice", store: .appStore, seen: &seen, days: 31
-        ) {}
+            "a month passes: the subscription renews, but Apple's notification never arrives", customer: "alice",
+            store: .appStore, seen: &seen, days: 31
+        ) {
+            store.injectDeliveryFaults([.drop])
+        }
+        try await catchUp(customer: "alice")
         try await step(
             "her card is declined at the next renewal (3 days of grace)", customer: "alice", store: .appStore,
             seen: &seen, days: daysPast(store.subscription(bought.originalTransactionId)?.expiresDate)
@@ -98,8 +105,12 @@ public struct DemoStory: Sendable {
             try play.purchaseSubscription(packageName: package, productId: "premium", options: options)
         }
         try await step(
-            "a month passes: the subscription renews", customer: "gina", store: .googlePlay, seen: &seen, days: 31
-        ) {}
+            "a month passes: the subscription renews, but Google's push never arrives", customer: "gina",
+            store: .googlePlay, seen: &seen, days: 31
+        ) {
+            play.injectPushFaults([.drop])
+        }
+        try await catchUp(customer: "gina")
         try await step(
             "her card is declined at the next renewal (3 days of grace)", customer: "gina", store: .googlePlay,
             seen: &seen, days: daysPast(play.subscription(bought.purchaseToken)?.expiryTime)
@@ -155,6 +166,29 @@ public struct DemoStory: Sendable {
         return result
     }
 
+    /// The server's catch-up for missed notifications runs (hourly in a real deployment; now, here)
+    /// and the customer view after it is reported.
+    func catchUp(customer: String) async throws {
+        report(
+            .step(
+                date: deployment.simulator.clock.now(),
+                "the server's catch-up asks the stores what it missed"))
+        let found = await deployment.application.recovery.run()
+        try await deployment.settle()
+        func counted(_ count: Int, _ one: String, _ many: String, _ rest: String) -> String? {
+            count > 0 ? "\(count) \(count == 1 ? one : many) \(rest)" : nil
+        }
+        let parts = [
+            counted(
+                found.historyNotificationsStored, "notification", "notifications", "from Apple's notification history"),
+            counted(found.voidedPurchasesApplied, "void", "voids", "from Google's voided purchases list"),
+            counted(
+                found.subscriptionsRefreshed, "overdue subscription", "overdue subscriptions", "asked of its store"),
+        ].compactMap { $0 }
+        report(.catchUp(parts.isEmpty ? "nothing missed" : parts.joined(separator: "; ")))
+        report(.customer(id: customer, try await api.customer(customer)))
+    }
+
     /// A second account presents a purchase someone else owns; the ownership policy decides.
     func presentElsewhere(_ customer: String, _ submit: () async throws -> CustomerView) async throws {
         let policy = deployment.options.policies.ownershipConflict.rawValue
@@ -171,6 +205,9 @@ public struct DemoStory: Sendable {
         }
     }
 
+    /// How a store event the simulator lost on the way is marked.
+    public static let lost = " (lost on the way: never delivered)"
+
     /// Reports the store's notifications after the first `seen`, and counts them as seen.
     func reportStoreEvents(_ store: Store, since seen: inout Int) {
         let events: [String]
@@ -178,10 +215,12 @@ public struct DemoStory: Sendable {
         case .appStore:
             events = deployment.simulator.appStore.notifications.map {
                 [$0.payload.notificationType?.rawValue, $0.payload.subtype?.rawValue].compactMap { $0 }
-                    .joined(separator: " ")
+                    .joined(separator: " ") + ($0.status == .dropped ? Self.lost : "")
             }
         case .googlePlay:
-            events = deployment.simulator.googlePlay.pushes.map(\.notification.eventName)
+            events = deployment.simulator.googlePlay.pushes.map {
+                $0.notification.eventName + ($0.status == .dropped ? Self.lost : "")
+            }
         }
         for event in events.dropFirst(seen) {
             report(.storeEvent(store: store == .appStore ? "App Store" : "Google Play", event))

@@ -81,6 +81,8 @@ struct DemoCommand: AsyncParsableCommand {
             return "            ← \(store): \(event)"
         case .refusal(let text):
             return "            ✗ refused: \(text)"
+        case .catchUp(let text):
+            return "            ↻ caught up: \(text)"
         case .customer(let id, let view):
             var parts = view.entitlements.sorted { $0.name < $1.name }.map { entitlement in
                 let mark = entitlement.active ? "✓" : "✗"

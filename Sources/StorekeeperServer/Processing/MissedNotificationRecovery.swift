@@ -46,6 +46,11 @@ public struct MissedNotificationRecovery: Sendable {
     public func run() async -> Report {
         var report = Report()
         await step("App Store notification history", &report) { try await catchUpAppStoreHistory(&$0) }
+        if report.historyNotificationsStored > 0 {
+            // Applied before looking for overdue subscriptions, so that the ones the history
+            // brought up to date are not asked about again. A failure is left to the worker.
+            while (try? await inbox.processDue(limit: inbox.settings.batchSize)) ?? 0 > 0 {}
+        }
         await step("Google Play voided purchases", &report) { try await sweepVoidedPurchases(&$0) }
         await step("overdue subscriptions", &report) { try await refreshOverdueSubscriptions(&$0) }
         return report
