@@ -40,6 +40,9 @@ public struct SimulatedDeployment: Sendable {
         /// Seeds the simulated stores' ids (transaction ids, notification UUIDs, purchase tokens).
         public var simulatorSeed: UInt64
         public var logger: Logger
+        /// Changes the server's configuration before it starts (e.g. more apps, set up in the
+        /// simulator too).
+        public var customize: (@Sendable (StoreSimulator, inout StorekeeperConfiguration) throws -> Void)?
 
         public init(
             start: Date = Date(timeIntervalSince1970: 1_767_225_600), rate: Double = 0, storageURL: String? = nil,
@@ -93,7 +96,8 @@ public struct SimulatedDeployment: Sendable {
             appStore: AppStoreSimulation.Configuration(seed: options.simulatorSeed),
             googlePlay: GooglePlaySimulation.Configuration(seed: options.simulatorSeed))
         return try await StoreSimulator.withRunning(configuration: simulatorConfiguration) { simulator, endpoints in
-            let configuration = try prepare(simulator, endpoints: endpoints, options: options)
+            var configuration = try prepare(simulator, endpoints: endpoints, options: options)
+            try options.customize?(simulator, &configuration)
             let storage = try await StorageFactory.open(configuration.storageURL, logger: options.logger)
             do {
                 try await storage.migrate()

@@ -66,45 +66,67 @@ import Testing
     @Test(arguments: ServerBackend.available) func overdueSubscriptionsAreAskedOfTheirStoreOneByOne(
         _ backend: ServerBackend
     ) async throws {
-        try await ServerHarness.run(on: backend) { h in
-            let appStore = h.simulator.appStore
-            let play = h.simulator.googlePlay
-            let appleToken = try await h.createCustomer("olga")
-            let googleToken = try await h.createCustomer("oscar")
-            let apple = try appStore.purchase(customer: "olga", product: "pro.monthly", appAccountToken: appleToken)
-            let google = try play.purchaseSubscription(
-                packageName: Self.package, productId: "premium",
-                options: PlayPurchaseOptions(obfuscatedExternalAccountId: googleToken.uuidString)
-            ).purchaseToken
-            // A third subscription renews with its notifications delivered: not overdue, not asked.
-            let paulaToken = try await h.createCustomer("paula")
-            _ = try appStore.purchase(customer: "paula", product: "max.monthly", appAccountToken: paulaToken)
-            try await h.settle()
-            // Both renewals are lost; paula's renewal is the third App Store notification due.
-            appStore.injectDeliveryFaults([.drop])
-            play.injectPushFaults([.drop])
-            try await h.advance(days: 31.5)
-            #expect(try await h.entitlements("olga")["pro"]?.active == false)
-            #expect(try await h.entitlements("oscar")["pro"]?.active == false)
+        try await ServerHarness.run(on: backend) { h in try await Self.loseRenewalsThenRefresh(h) }
+    }
 
-            var report = MissedNotificationRecovery.Report()
-            try await h.application.recovery.refreshOverdueSubscriptions(&report)
-            #expect(report.subscriptionsRefreshed == 2)
-            #expect(report.failures == 0)
-            #expect(try await h.entitlements("olga")["pro"]?.active == true)
-            #expect(try await h.entitlements("oscar")["pro"]?.active == true)
-            let appleHistory = try await h.storage.transaction {
-                try await $0.stateChanges(of: .appStore(apple.originalTransactionId))
-            }
-            #expect(appleHistory.last?.cause.source == "refresh")
-            let googleHistory = try await h.storage.transaction { try await $0.stateChanges(of: .googlePlay(google)) }
-            #expect(googleHistory.last?.cause.source == "refresh")
-
-            // Their access now runs to the next period: nothing is overdue any more.
-            var second = MissedNotificationRecovery.Report()
-            try await h.application.recovery.refreshOverdueSubscriptions(&second)
-            #expect(second.subscriptionsRefreshed == 0)
+    /// With another app configured first, each overdue subscription is still asked of the app whose
+    /// store knows it.
+    @Test func overdueSubscriptionsAreAskedOfTheAppThatKnowsThem() async throws {
+        try await ServerHarness.run(customize: { simulator, configuration in
+            guard var other = configuration.apps.first else { return }
+            other.name = "other"
+            other.appStore?.bundleID = "com.example.other"
+            other.googlePlay?.packageName = "com.example.other.android"
+            simulator.appStore.addApp(
+                SimulatedApp(bundleId: "com.example.other", appAppleId: 987_654_321, environment: .sandbox))
+            simulator.googlePlay.addApp(SimulatedPlayApp(packageName: "com.example.other.android"))
+            configuration.apps.insert(other, at: 0)
+        }) { h in
+            #expect(h.application.configuration.apps.map(\.name) == ["other", "demo"])
+            try await Self.loseRenewalsThenRefresh(h)
         }
+    }
+
+    /// An App Store and a Google Play subscription whose renewals' notifications are lost are
+    /// refreshed from their stores; a third one, renewed normally, is not asked about.
+    static func loseRenewalsThenRefresh(_ h: ServerHarness) async throws {
+        let appStore = h.simulator.appStore
+        let play = h.simulator.googlePlay
+        let appleToken = try await h.createCustomer("olga")
+        let googleToken = try await h.createCustomer("oscar")
+        let apple = try appStore.purchase(customer: "olga", product: "pro.monthly", appAccountToken: appleToken)
+        let google = try play.purchaseSubscription(
+            packageName: Self.package, productId: "premium",
+            options: PlayPurchaseOptions(obfuscatedExternalAccountId: googleToken.uuidString)
+        ).purchaseToken
+        // A third subscription renews with its notifications delivered: not overdue, not asked.
+        let paulaToken = try await h.createCustomer("paula")
+        _ = try appStore.purchase(customer: "paula", product: "max.monthly", appAccountToken: paulaToken)
+        try await h.settle()
+        // Both renewals are lost; paula's renewal is the third App Store notification due.
+        appStore.injectDeliveryFaults([.drop])
+        play.injectPushFaults([.drop])
+        try await h.advance(days: 31.5)
+        #expect(try await h.entitlements("olga")["pro"]?.active == false)
+        #expect(try await h.entitlements("oscar")["pro"]?.active == false)
+
+        var report = MissedNotificationRecovery.Report()
+        try await h.application.recovery.refreshOverdueSubscriptions(&report)
+        #expect(report.subscriptionsRefreshed == 2)
+        #expect(report.failures == 0)
+        #expect(try await h.entitlements("olga")["pro"]?.active == true)
+        #expect(try await h.entitlements("oscar")["pro"]?.active == true)
+        let appleHistory = try await h.storage.transaction {
+            try await $0.stateChanges(of: .appStore(apple.originalTransactionId))
+        }
+        #expect(appleHistory.last?.cause.source == "refresh")
+        let googleHistory = try await h.storage.transaction { try await $0.stateChanges(of: .googlePlay(google)) }
+        #expect(googleHistory.last?.cause.source == "refresh")
+
+        // Their access now runs to the next period: nothing is overdue any more.
+        var second = MissedNotificationRecovery.Report()
+        try await h.application.recovery.refreshOverdueSubscriptions(&second)
+        #expect(second.subscriptionsRefreshed == 0)
     }
 
     @Test(arguments: ServerBackend.available) func voidsWhosePushWasLostAreFoundInTheVoidedPurchasesList(

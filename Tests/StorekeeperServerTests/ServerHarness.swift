@@ -40,13 +40,15 @@ struct ServerHarness {
     /// Runs `body` with a fresh server on a fresh database of `backend` and a fresh simulator.
     static func run(
         on backend: ServerBackend, policy: OwnershipPolicy = .keep, appStoreGracePeriodDays: Int? = nil,
-        processing: ProcessingSettings = ServerHarness.processing, _ body: (ServerHarness) async throws -> Void
+        processing: ProcessingSettings = ServerHarness.processing,
+        customize: (@Sendable (StoreSimulator, inout StorekeeperConfiguration) throws -> Void)? = nil,
+        _ body: (ServerHarness) async throws -> Void
     ) async throws {
         switch backend {
         case .sqlite:
             try await run(
                 storageURL: nil, policy: policy, appStoreGracePeriodDays: appStoreGracePeriodDays,
-                processing: processing, body)
+                processing: processing, customize: customize, body)
         case .postgresql:
             guard let serverURL = PostgresAdmin.serverURL else {
                 Issue.record("PostgreSQL tests ran without STOREKEEPER_TEST_POSTGRES_URL")
@@ -55,7 +57,7 @@ struct ServerHarness {
             try await PostgresAdmin.withFreshDatabase(serverURL: serverURL) { url in
                 try await run(
                     storageURL: url, policy: policy, appStoreGracePeriodDays: appStoreGracePeriodDays,
-                    processing: processing, body)
+                    processing: processing, customize: customize, body)
             }
         }
     }
@@ -64,17 +66,20 @@ struct ServerHarness {
     /// default) and a fresh simulator.
     static func run(
         storageURL: String? = nil, policy: OwnershipPolicy = .keep, appStoreGracePeriodDays: Int? = nil,
-        processing: ProcessingSettings = ServerHarness.processing, _ body: (ServerHarness) async throws -> Void
+        processing: ProcessingSettings = ServerHarness.processing,
+        customize: (@Sendable (StoreSimulator, inout StorekeeperConfiguration) throws -> Void)? = nil,
+        _ body: (ServerHarness) async throws -> Void
     ) async throws {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("storekeeper-\(UUID())")
         defer { try? FileManager.default.removeItem(at: directory) }
         var logger = Logger(label: "test")
         logger.logLevel = .critical
-        let options = SimulatedDeployment.Options(
+        var options = SimulatedDeployment.Options(
             start: start, storageURL: storageURL, policies: Policies(ownershipConflict: policy),
             appStoreGracePeriodDays: appStoreGracePeriodDays,
             secretAPIKey: apiKey, readOnlyAPIKey: readOnlyKey, directory: directory, processing: processing,
             logger: logger)
+        options.customize = customize
         try await SimulatedDeployment.withRunning(options) { deployment in
             try await body(ServerHarness(deployment: deployment))
         }

@@ -217,26 +217,53 @@ public struct MissedNotificationRecovery: Sendable {
         }
     }
 
-    /// The purchase's current state, fetched from its store.
+    /// The purchase's current state, fetched from its store. A purchase does not record which
+    /// configured app it belongs to, so each app that could own it is asked in turn until one
+    /// knows it (one call in the usual one-app deployment).
     private func currentFact(of purchase: Purchase) async throws -> PurchaseFact? {
+        let id = purchase.key.id
         switch purchase.key.store {
         case .googlePlay:
-            return try await inbox.googlePlay.subscriptionFact(packageName: nil, token: purchase.key.id)
-        case .appStore:
-            let client = try inbox.appStore.client(bundleID: nil, environment: purchase.environment)
-            let statuses = try await client.getAllSubscriptionStatuses(transactionId: purchase.key.id)
-            let item = statuses.lazy.flatMap(\.subscriptions).first { $0.originalTransactionId == purchase.key.id }
-            guard let item, let transaction = item.transaction else {
-                throw ProcessingError(
-                    .purchaseNotFound, "the App Store lists no status for \(purchase.key.id)")
+            let packages = inbox.googlePlay.apps.apps.filter { $0.client != nil }.map(\.configuration.packageName)
+            return try await firstThatKnows(id, packages) { package in
+                try await inbox.googlePlay.subscriptionFact(packageName: package, token: id)
             }
-            let signed = [transaction.signedDate, item.renewalInfo?.signedDate].compactMap { $0 }.max()
-            let observation = try AppStoreFacts.observation(
-                transaction: transaction, renewalInfo: item.renewalInfo, status: item.status,
-                observedAt: signed ?? clock.now(), catalog: inbox.recorder.catalog)
-            guard case .purchase(let fact) = observation else { return nil }
-            return fact
+        case .appStore:
+            let clients = inbox.appStore.apps.compactMap { $0.clients[purchase.environment] }
+            return try await firstThatKnows(id, clients) { client in
+                let statuses: [SubscriptionGroupStatus]
+                do {
+                    statuses = try await client.getAllSubscriptionStatuses(transactionId: id)
+                } catch let error as AppStoreServerAPIError where error.httpStatus == 404 {
+                    throw ProcessingError(.purchaseNotFound, "the App Store does not know \(id): \(error)")
+                }
+                let item = statuses.lazy.flatMap(\.subscriptions).first { $0.originalTransactionId == id }
+                guard let item, let transaction = item.transaction else {
+                    throw ProcessingError(.purchaseNotFound, "the App Store lists no status for \(id)")
+                }
+                let signed = [transaction.signedDate, item.renewalInfo?.signedDate].compactMap { $0 }.max()
+                let observation = try AppStoreFacts.observation(
+                    transaction: transaction, renewalInfo: item.renewalInfo, status: item.status,
+                    observedAt: signed ?? clock.now(), catalog: inbox.recorder.catalog)
+                guard case .purchase(let fact) = observation else { return nil }
+                return fact
+            }
         }
+    }
+
+    /// The answer of the first app (in configuration order) that knows the purchase.
+    private func firstThatKnows<App: Sendable>(
+        _ id: String, _ apps: [App], _ ask: (App) async throws -> PurchaseFact?
+    ) async throws -> PurchaseFact? {
+        var notFound: (any Error)?
+        for app in apps {
+            do {
+                return try await ask(app)
+            } catch let error as ProcessingError where error.reason == .purchaseNotFound {
+                notFound = error
+            }
+        }
+        throw notFound ?? ProcessingError(.notConfigured, "no configured app can ask its store about \(id)")
     }
 
     // MARK: Cursors
