@@ -72,7 +72,8 @@ import Testing
     /// With another app configured first, each overdue subscription is still asked of the app whose
     /// store knows it.
     @Test func overdueSubscriptionsAreAskedOfTheAppThatKnowsThem() async throws {
-        try await ServerHarness.run(customize: { simulator, configuration in
+        let addAnotherAppFirst: @Sendable (StoreSimulator, inout StorekeeperConfiguration) throws -> Void = {
+            simulator, configuration in
             guard var other = configuration.apps.first else { return }
             other.name = "other"
             other.appStore?.bundleID = "com.example.other"
@@ -81,7 +82,8 @@ import Testing
                 SimulatedApp(bundleId: "com.example.other", appAppleId: 987_654_321, environment: .sandbox))
             simulator.googlePlay.addApp(SimulatedPlayApp(packageName: "com.example.other.android"))
             configuration.apps.insert(other, at: 0)
-        }) { h in
+        }
+        try await ServerHarness.run(customize: addAnotherAppFirst) { h in
             #expect(h.application.configuration.apps.map(\.name) == ["other", "demo"])
             try await Self.loseRenewalsThenRefresh(h)
         }
