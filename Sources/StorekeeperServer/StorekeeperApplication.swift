@@ -52,16 +52,13 @@ public final class StorekeeperApplication: Sendable {
             }
         )
         self.inbox = inbox
-        let worker = NotificationWorker(inbox: inbox, interval: configuration.processing.pollInterval, logger: logger)
-        self.worker = worker
+        worker = NotificationWorker(inbox: inbox, interval: configuration.processing.pollInterval, logger: logger)
         sweeper = AcknowledgementSweeper(
             purchases: googlePlay, interval: configuration.processing.acknowledgementSweepInterval, logger: logger)
         let recovery = MissedNotificationRecovery(inbox: inbox, settings: configuration.processing.catchUp)
         self.recovery = recovery
-        catchUp = CatchUpService(recovery: recovery, logger: logger) { report in
-            metrics.caughtUp(report)
-            if report.historyNotificationsStored > 0 { worker.wake() }
-        }
+        // What the catch-up stores it processes itself; the worker's poll retries any failure.
+        catchUp = CatchUpService(recovery: recovery, logger: logger) { report in metrics.caughtUp(report) }
     }
 
     /// The HTTP routes (also usable with Hummingbird's testing client).

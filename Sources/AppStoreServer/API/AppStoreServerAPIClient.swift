@@ -388,6 +388,14 @@ public struct SubscriptionGroupStatus: Sendable, Hashable {
     public var subscriptions: [Subscription]
 }
 
+extension [SubscriptionGroupStatus] {
+    /// The status of the subscription with this original transaction id (Get All Subscription
+    /// Statuses answers for every subscription of the customer, across groups).
+    public func subscription(originalTransactionId: String) -> SubscriptionGroupStatus.Subscription? {
+        lazy.flatMap(\.subscriptions).last { $0.originalTransactionId == originalTransactionId }
+    }
+}
+
 /// A page of the notification history, verified.
 public struct NotificationHistoryPage: Sendable, Hashable {
     /// One notification with its delivery attempts.

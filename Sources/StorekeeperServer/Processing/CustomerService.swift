@@ -193,13 +193,10 @@ public struct CustomerService: Sendable {
         if transaction.type == .autoRenewableSubscription, let original = transaction.originalTransactionId,
             let client = try? appStore.client(bundleID: transaction.bundleId, environment: environment)
         {
-            let statuses = try await client.getAllSubscriptionStatuses(transactionId: original)
-            for group in statuses {
-                for item in group.subscriptions where item.originalTransactionId == original {
-                    renewalInfo = item.renewalInfo
-                    status = item.status
-                }
-            }
+            let item = try await client.getAllSubscriptionStatuses(transactionId: original)
+                .subscription(originalTransactionId: original)
+            renewalInfo = item?.renewalInfo
+            status = item?.status
         }
         let observation = try AppStoreFacts.observation(
             transaction: transaction, renewalInfo: renewalInfo, status: status, observedAt: observedAt,

@@ -47,9 +47,10 @@ public struct MissedNotificationRecovery: Sendable {
         var report = Report()
         await step("App Store notification history", &report) { try await catchUpAppStoreHistory(&$0) }
         if report.historyNotificationsStored > 0 {
-            // Applied before looking for overdue subscriptions, so that the ones the history
-            // brought up to date are not asked about again. A failure is left to the worker.
-            while (try? await inbox.processDue(limit: inbox.settings.batchSize)) ?? 0 > 0 {}
+            // Applied (here or by a worker that claimed them first) before looking for overdue
+            // subscriptions, so that the ones the history brought up to date are not asked about
+            // again. A failure is left to the worker.
+            _ = try? await inbox.processUntilNonePending(timeout: .seconds(10))
         }
         await step("Google Play voided purchases", &report) { try await sweepVoidedPurchases(&$0) }
         await step("overdue subscriptions", &report) { try await refreshOverdueSubscriptions(&$0) }
@@ -231,13 +232,13 @@ public struct MissedNotificationRecovery: Sendable {
         case .appStore:
             let clients = inbox.appStore.apps.compactMap { $0.clients[purchase.environment] }
             return try await firstThatKnows(id, clients) { client in
-                let statuses: [SubscriptionGroupStatus]
+                let item: SubscriptionGroupStatus.Subscription?
                 do {
-                    statuses = try await client.getAllSubscriptionStatuses(transactionId: id)
+                    item = try await client.getAllSubscriptionStatuses(transactionId: id)
+                        .subscription(originalTransactionId: id)
                 } catch let error as AppStoreServerAPIError where error.httpStatus == 404 {
                     throw ProcessingError(.purchaseNotFound, "the App Store does not know \(id): \(error)")
                 }
-                let item = statuses.lazy.flatMap(\.subscriptions).first { $0.originalTransactionId == id }
                 guard let item, let transaction = item.transaction else {
                     throw ProcessingError(.purchaseNotFound, "the App Store lists no status for \(id)")
                 }

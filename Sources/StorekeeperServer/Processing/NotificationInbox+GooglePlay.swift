@@ -69,24 +69,20 @@ extension NotificationInbox {
         var olderChain: [PurchaseKey] = []
         if let fact { olderChain = try await googlePlay.olderChain(of: fact, packageName: package) }
         let recorder = self.recorder
-        guard let fact else {
-            try await storage.transaction { [now = clock.now()] in
-                try await $0.updateNotification(item.markedProcessed(at: now))
+        if let fact {
+            let recorded = try await storage.transaction { [olderChain] transaction in
+                let purchase = try await recorder.record(fact, cause: cause, in: transaction).purchase
+                for older in olderChain {
+                    _ = try await recorder.supersede(older, by: fact, cause: cause, in: transaction)
+                }
+                return purchase
             }
-            return
+            // Acknowledged (or consumed) once recorded and before the notification counts as
+            // processed: a crash in between re-processes it, which records nothing twice (the fact
+            // is stale by then) and acknowledges only if Google still waits. An acknowledgement
+            // that fails is left to the sweeper.
+            await googlePlay.settle(recorded, packageName: package)
         }
-        let recorded = try await storage.transaction { [olderChain] transaction in
-            let purchase = try await recorder.record(fact, cause: cause, in: transaction).purchase
-            for older in olderChain {
-                _ = try await recorder.supersede(older, by: fact, cause: cause, in: transaction)
-            }
-            return purchase
-        }
-        // Acknowledged (or consumed) once recorded and before the notification counts as
-        // processed: a crash in between re-processes it, which records nothing twice (the fact is
-        // stale by then) and acknowledges only if Google still waits. An acknowledgement that
-        // fails is left to the sweeper.
-        await googlePlay.settle(recorded, packageName: package)
         try await storage.transaction { [now = clock.now()] in
             try await $0.updateNotification(item.markedProcessed(at: now))
         }

@@ -85,6 +85,26 @@ public struct NotificationInbox: Sendable {
         return claimed.count
     }
 
+    /// Processes batches of `settings.batchSize` until none is due.
+    public func processUntilNoneDue() async throws {
+        while try await processDue(limit: settings.batchSize) > 0 {}
+    }
+
+    /// Processes what is due, then waits up to `timeout` (real time) until no notification is
+    /// pending — including those another worker claimed and is still applying, which are not due
+    /// to this one. Returns whether none is pending.
+    @discardableResult
+    public func processUntilNonePending(timeout: Duration) async throws -> Bool {
+        let deadline = ContinuousClock.now.advanced(by: timeout)
+        while true {
+            try await processUntilNoneDue()
+            let counts = try await storage.transaction { try await $0.notificationCounts() }
+            if (counts[.pending] ?? 0) == 0 { return true }
+            guard ContinuousClock.now < deadline else { return false }
+            try await Task.sleep(for: .milliseconds(20))
+        }
+    }
+
     /// Leaves a notification whose processing failed in the inbox, due again after a backoff.
     func recordFailure(of item: InboxNotification, _ error: String) async {
         onProcessed(item.store, false)

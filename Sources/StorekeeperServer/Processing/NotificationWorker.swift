@@ -23,7 +23,7 @@ final class NotificationWorker: Service, Sendable {
     /// Processes batches until none is due.
     private func drain() async {
         do {
-            while try await inbox.processDue(limit: inbox.settings.batchSize) > 0 {}
+            try await inbox.processUntilNoneDue()
         } catch {
             logger.warning("inbox unavailable; retrying", metadata: ["error": "\(error)"])
         }
