@@ -49,8 +49,15 @@ public final class StoreSimulator: Sendable {
 
     /// Where the running simulator can be reached.
     public struct Endpoints: Sendable, Hashable, Codable {
-        /// `http://127.0.0.1:<port>`.
+        /// `http://127.0.0.1:<port>`. Its App Store Server API serves each app's default environment
+        /// (``SimulatedApp/environment``).
         public var baseURL: String
+        /// `baseURL + "/production"`: the App Store Server API of Production only, at Apple's paths
+        /// (`api.storekit.itunes.apple.com`).
+        public var productionBaseURL: String
+        /// `baseURL + "/sandbox"`: the App Store Server API of Sandbox only, at Apple's paths
+        /// (`api.storekit-sandbox.itunes.apple.com`).
+        public var sandboxBaseURL: String
         /// The control API.
         public var controlURL: String
         /// The OCSP responder named in the chain's certificates.
@@ -115,6 +122,8 @@ public final class StoreSimulator: Sendable {
         AndroidPublisherRoutes(googlePlay: googlePlay, identity: googleIdentity).register(on: publisher)
         let stores = router.group().add(middleware: FaultMiddleware(faults: faults))
         AppStoreAPIRoutes(appStore: appStore).register(on: stores)
+        AppStoreAPIRoutes(appStore: appStore, environment: .production).register(on: stores.group("production"))
+        AppStoreAPIRoutes(appStore: appStore, environment: .sandbox).register(on: stores.group("sandbox"))
         VerifyReceiptRoutes(appStore: appStore).register(on: stores)
         googleIdentity.register(on: stores, baseURL: { [weak self] in self?.endpoints?.baseURL })
         stores.post("ocsp") { [weak self] request, _ -> Response in
@@ -163,8 +172,8 @@ public final class StoreSimulator: Sendable {
         let rootPath = directory.appendingPathComponent("simulator-root.der").path
         try chain.writeRoot(to: rootPath)
         let endpoints = Endpoints(
-            baseURL: baseURL, controlURL: baseURL + "/control", ocspURL: baseURL + "/ocsp",
-            rootCertificatePath: rootPath)
+            baseURL: baseURL, productionBaseURL: baseURL + "/production", sandboxBaseURL: baseURL + "/sandbox",
+            controlURL: baseURL + "/control", ocspURL: baseURL + "/ocsp", rootCertificatePath: rootPath)
         appStore.attach(signer: AppStoreSigner(chain: chain))
         appStore.startBackground()
         googlePlay.startBackground()

@@ -1,29 +1,37 @@
+public import AppStoreServer
 public import Foundation
 import SwiftASN1
 
 extension AppStoreSimulation {
-    /// A StoreKit 1 app receipt for `customer`'s purchases in the app `bundleId`, as the app would
-    /// find it at `Bundle.main.appStoreReceiptURL`: a DER PKCS#7 `ContentInfo`/`SignedData` whose
-    /// content is the SET of receipt attributes — receipt type (0: `ProductionSandbox` for a sandbox
-    /// app, else `Production`), bundle id (2), app version (3), creation date (12), original app
+    /// A StoreKit 1 app receipt for `customer`'s purchases in the app `bundleId` in `environment`
+    /// (nil: the app's default), as an installation of that environment would find it at
+    /// `Bundle.main.appStoreReceiptURL`: a DER PKCS#7 `ContentInfo`/`SignedData` whose content is the
+    /// SET of receipt attributes — receipt type (0: `ProductionSandbox` for Sandbox, else
+    /// `Production`), bundle id (2), app version (3), creation date (12), original app
     /// version (19) and one in-app purchase (17) per transaction, oldest first, with quantity (1701),
     /// product id (1702), transaction id (1703), purchase date (1704), original transaction id (1705),
     /// original purchase date (1706), expiry (1708) and web order line item id (1711).
     ///
     /// The envelope carries no certificates and no signature: `AppReceipt` and the simulator's
     /// verifyReceipt read it; nothing can verify it, as with real receipts outside Apple's chain.
-    public func makeAppReceipt(customer: String, bundleId: String) throws(AppStoreSimulationError) -> Data {
+    public func makeAppReceipt(
+        customer: String, bundleId: String, environment: Environment? = nil
+    ) throws(AppStoreSimulationError) -> Data {
         let now = clock.now()
         return try state.withLock { (state) throws(AppStoreSimulationError) -> Data in
             guard let app = state.apps[bundleId] else { throw .unknownApp(bundleId) }
             guard let customerRecord = state.customers[customer] else { throw .invalid("no customer \(customer)") }
+            let environment = environment ?? app.environment
             var ids = customerRecord.oneTimeTransactionIds
             for subscription in state.subscriptions.values
             where subscription.customerId == customer && subscription.bundleId == bundleId {
                 ids.append(contentsOf: subscription.transactionIds)
             }
-            let records = ids.compactMap { state.transactions[$0] }.filter { $0.bundleId == bundleId }
-            return Data(try ReceiptMinter.receipt(app: app, transactions: records, createdAt: now))
+            let records = ids.compactMap { state.transactions[$0] }.filter {
+                $0.bundleId == bundleId && $0.environment == environment
+            }
+            return Data(
+                try ReceiptMinter.receipt(app: app, environment: environment, transactions: records, createdAt: now))
         }
     }
 }
@@ -34,16 +42,16 @@ enum ReceiptMinter {
     static let dataOID: ASN1ObjectIdentifier = [1, 2, 840, 113_549, 1, 7, 1]
     static let sha256OID: ASN1ObjectIdentifier = [2, 16, 840, 1, 101, 3, 4, 2, 1]
 
-    /// The receipt of `transactions` (sorted by purchase date, then id) for `app`.
+    /// The receipt of `transactions` (sorted by purchase date, then id) for `app` in `environment`.
     static func receipt(
-        app: SimulatedApp, transactions: [TransactionRecord], createdAt: Date
+        app: SimulatedApp, environment: Environment, transactions: [TransactionRecord], createdAt: Date
     ) throws(AppStoreSimulationError) -> [UInt8] {
         let sorted = transactions.sorted {
             ($0.purchaseDate, $0.transactionId) < ($1.purchaseDate, $1.transactionId)
         }
         do {
             var attributes: [(Int64, [UInt8])] = [
-                (0, try utf8(app.environment == .production ? "Production" : "ProductionSandbox")),
+                (0, try utf8(environment == .production ? "Production" : "ProductionSandbox")),
                 (2, try utf8(app.bundleId)),
                 (3, try utf8("1.0")),
                 (12, try ia5(date(createdAt))),

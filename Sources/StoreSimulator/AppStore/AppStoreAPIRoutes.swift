@@ -6,8 +6,12 @@ import NIOCore
 /// The App Store Server API at Apple's paths, served from the simulation's state and
 /// authenticated like Apple (see ``APIAuthenticator``). Errors are Apple's
 /// `{"errorCode", "errorMessage"}`; a bad or missing token is a bare 401.
+///
+/// One instance is one API host: `environment` is the environment it serves (Apple's
+/// `api.storekit-sandbox…` or `api.storekit…`), nil the app's default one (the base URL).
 struct AppStoreAPIRoutes {
     let appStore: AppStoreSimulation
+    var environment: AppStoreServer.Environment? = nil
 
     func register(on group: RouterGroup<BasicRequestContext>) {
         group.get("inApps/v1/transactions/:transactionId") { request, context in
@@ -133,7 +137,7 @@ struct AppStoreAPIRoutes {
         _ request: Request, status: Int, _ body: (SimulatedApp) throws(APIFailure) -> Void
     ) -> Response {
         do {
-            let app = try appStore.apiAuthenticate(request.headers[.authorization])
+            let app = try appStore.apiAuthenticate(request.headers[.authorization], host: environment)
             try body(app)
             return Response(status: HTTPResponse.Status(code: status))
         } catch {
@@ -146,7 +150,7 @@ struct AppStoreAPIRoutes {
         _ request: Request, _ body: (SimulatedApp) throws(APIFailure) -> Value
     ) -> Response {
         do {
-            let app = try appStore.apiAuthenticate(request.headers[.authorization])
+            let app = try appStore.apiAuthenticate(request.headers[.authorization], host: environment)
             return json(try body(app), status: 200)
         } catch {
             guard error.status != 401 else { return Response(status: .unauthorized) }

@@ -14,6 +14,14 @@ struct AppStoreControlRoutes {
         var appAccountToken: UUID?
         var offer: SimulatedOffer?
         var inAppOwnershipType: InAppOwnershipType?
+        /// Sandbox or Production; absent: the app's default.
+        var environment: AppStoreServer.Environment?
+    }
+
+    struct NotificationURL: Decodable {
+        var url: String?
+        /// Sandbox or Production; absent: both.
+        var environment: AppStoreServer.Environment?
     }
 
     struct Advance: Decodable {
@@ -63,6 +71,8 @@ struct AppStoreControlRoutes {
         struct Item: Encodable {
             var sequence: Int
             var notificationUUID: String
+            var bundleId: String
+            var environment: AppStoreServer.Environment
             var notificationType: String?
             var subtype: String?
             var status: DeliveryStatus
@@ -89,9 +99,17 @@ struct AppStoreControlRoutes {
             let result = try run { () throws(AppStoreSimulationError) in
                 try appStore.purchase(
                     customer: body.customerId, product: body.productId, appAccountToken: body.appAccountToken,
-                    offer: body.offer, ownership: body.inAppOwnershipType ?? .purchased)
+                    offer: body.offer, ownership: body.inAppOwnershipType ?? .purchased, environment: body.environment)
             }
             return Wrapped(value: result)
+        }
+        control.post("apps/:bundleId/notification-url") { request, context in
+            let bundleId = try context.parameters.require("bundleId")
+            let body = try await request.decode(as: NotificationURL.self, context: context)
+            try run { () throws(AppStoreSimulationError) in
+                try appStore.setNotificationURL(body.url, bundleId: bundleId, environment: body.environment)
+            }
+            return Done()
         }
         control.post("advance") { request, context in
             let body = try await request.decode(as: Advance.self, context: context)
@@ -186,8 +204,9 @@ struct AppStoreControlRoutes {
             NotificationSummary(
                 notifications: appStore.notifications.map {
                     .init(
-                        sequence: $0.sequence, notificationUUID: $0.notificationUUID,
-                        notificationType: $0.payload.notificationType?.rawValue, subtype: $0.payload.subtype?.rawValue,
+                        sequence: $0.sequence, notificationUUID: $0.notificationUUID, bundleId: $0.bundleId,
+                        environment: $0.environment, notificationType: $0.payload.notificationType?.rawValue,
+                        subtype: $0.payload.subtype?.rawValue,
                         status: $0.status, signedPayload: $0.signedPayload, sendAttempts: $0.attempts)
                 })
         }

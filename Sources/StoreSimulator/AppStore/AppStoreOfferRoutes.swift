@@ -16,6 +16,8 @@ struct AppStoreOfferRoutes {
         var customerId: String
         var productId: String
         var offer: SimulatedOffer
+        /// Sandbox or Production; absent: the app's default.
+        var environment: AppStoreServer.Environment?
     }
 
     struct PriceIncrease: Decodable {
@@ -30,11 +32,20 @@ struct AppStoreOfferRoutes {
     struct ReceiptRequest: Decodable {
         var customerId: String
         var bundleId: String
+        /// Sandbox or Production; absent: the app's default.
+        var environment: AppStoreServer.Environment?
     }
 
     struct Result: ResponseEncodable {
         var originalTransactionId: String
         var transactionId: String
+        var environment: AppStoreServer.Environment
+
+        init(_ result: AppStoreSimulation.PurchaseResult) {
+            originalTransactionId = result.originalTransactionId
+            transactionId = result.transactionId
+            environment = result.environment
+        }
     }
 
     struct Affected: ResponseEncodable {
@@ -57,14 +68,16 @@ struct AppStoreOfferRoutes {
             let result = try run { () throws(AppStoreSimulationError) in
                 try appStore.redeemOffer(id, offer: body.offer, product: body.productId)
             }
-            return Result(originalTransactionId: result.originalTransactionId, transactionId: result.transactionId)
+            return Result(result)
         }
         control.post("offer-codes") { request, context in
             let body = try await request.decode(as: OfferCode.self, context: context)
             let result = try run { () throws(AppStoreSimulationError) in
-                try appStore.redeemOfferCode(customer: body.customerId, product: body.productId, offer: body.offer)
+                try appStore.redeemOfferCode(
+                    customer: body.customerId, product: body.productId, offer: body.offer, environment: body.environment
+                )
             }
-            return Result(originalTransactionId: result.originalTransactionId, transactionId: result.transactionId)
+            return Result(result)
         }
         control.post("products/:id/price-increase") { request, context in
             let id = try context.parameters.require("id")
@@ -91,7 +104,8 @@ struct AppStoreOfferRoutes {
         control.post("receipts") { request, context in
             let body = try await request.decode(as: ReceiptRequest.self, context: context)
             let receipt = try run { () throws(AppStoreSimulationError) in
-                try appStore.makeAppReceipt(customer: body.customerId, bundleId: body.bundleId)
+                try appStore.makeAppReceipt(
+                    customer: body.customerId, bundleId: body.bundleId, environment: body.environment)
             }
             return Receipt(receiptData: receipt.base64EncodedString())
         }

@@ -49,12 +49,18 @@ public final class AppStoreSimulation: Sendable {
         public var originalTransactionId: String
         /// The new transaction's id.
         public var transactionId: String
+        /// The purchase's environment (Sandbox or Production).
+        public var environment: Environment
     }
 
     /// A subscription's current state, as the simulator holds it.
     public struct SubscriptionSnapshot: Codable, Sendable, Hashable {
         /// The subscription's id.
         public var originalTransactionId: String
+        /// The app's bundle id.
+        public var bundleId: String
+        /// Sandbox or Production: the environment it was bought in.
+        public var environment: Environment
         /// The product of the current period.
         public var productId: String
         /// The product the next renewal bills.
@@ -100,9 +106,9 @@ public final class AppStoreSimulation: Sendable {
         var consumption: [String: ConsumptionRequest] = [:]
         /// Transactions the app finished.
         var finishedTransactionIds: Set<String> = []
-        /// Renewal-date extensions done, by request identifier (they are idempotent).
+        /// Renewal-date extensions done, by "environment/requestIdentifier" (they are idempotent).
         var extensions: [String: ExtendRenewalDateResponse] = [:]
-        /// Mass extensions, by "productId/requestIdentifier".
+        /// Mass extensions, by "environment/productId/requestIdentifier".
         var massExtensions: [String: MassExtendRenewalDateStatusResponse] = [:]
         /// Per bundle id: the app-specific shared secret verifyReceipt checks.
         var sharedSecrets: [String: String] = [:]
@@ -139,11 +145,21 @@ public final class AppStoreSimulation: Sendable {
         state.withLock { $0.apps[app.bundleId] = app }
     }
 
-    /// Changes where an app's notifications go (nil: nowhere).
-    public func setNotificationURL(_ url: String?, bundleId: String) throws(AppStoreSimulationError) {
+    /// Changes where an app's notifications of `environment` go (nil: nowhere), as App Store Connect's
+    /// Production and Sandbox Server URLs do; `environment` nil changes both. Notifications already
+    /// created keep the URL they were made for.
+    public func setNotificationURL(
+        _ url: String?, bundleId: String, environment: Environment? = nil
+    ) throws(AppStoreSimulationError) {
         try state.withLock { (state) throws(AppStoreSimulationError) in
-            guard state.apps[bundleId] != nil else { throw .unknownApp(bundleId) }
-            state.apps[bundleId]?.notificationURL = url
+            guard var app = state.apps[bundleId] else { throw .unknownApp(bundleId) }
+            switch environment {
+            case nil: app.notificationURL = url
+            case .production?: app.productionNotificationURL = url
+            case .sandbox?: app.sandboxNotificationURL = url
+            case let other?: throw .invalid("notification URLs are for Sandbox or Production, not \(other)")
+            }
+            state.apps[bundleId] = app
         }
     }
 
@@ -185,7 +201,8 @@ public final class AppStoreSimulation: Sendable {
             var grace: Date?
             if case .gracePeriod(let expires, _) = record.phase { grace = expires }
             return SubscriptionSnapshot(
-                originalTransactionId: record.originalTransactionId, productId: record.productId,
+                originalTransactionId: record.originalTransactionId, bundleId: record.bundleId,
+                environment: record.environment, productId: record.productId,
                 autoRenewProductId: record.autoRenewProductId, autoRenew: record.autoRenew,
                 status: record.phase.status, expiresDate: record.expiresDate, gracePeriodExpiresDate: grace,
                 transactionIds: record.transactionIds)

@@ -1,17 +1,23 @@
 public import AppStoreServer
 import Foundation
 
-/// An app the simulated App Store sells for: its identity, where its server notifications go and
-/// whether billing grace periods are enabled.
+/// An app the simulated App Store sells for: its identity, where its server notifications go in each
+/// environment and whether billing grace periods are enabled. An app is sold in Sandbox and in
+/// Production at once; `environment` is only the default of purchases that name none.
 public struct SimulatedApp: Codable, Sendable, Hashable {
     /// The bundle id, e.g. `com.example.app`.
     public var bundleId: String
     /// The app's Apple id (`appAppleId`).
     public var appAppleId: Int64
-    /// Sandbox or Production.
+    /// The default environment: of purchases made without one, and of the App Store Server API
+    /// served at the simulator's base URL (`sandboxBaseURL` and `productionBaseURL` each serve one).
     public var environment: Environment
-    /// Where App Store Server Notifications V2 are POSTed; nil sends none (they are still kept).
-    public var notificationURL: String?
+    /// Where Production notifications are POSTed (App Store Connect's Production Server URL); nil
+    /// sends none (they are still kept).
+    public var productionNotificationURL: String?
+    /// Where Sandbox notifications are POSTed (App Store Connect's Sandbox Server URL); nil sends
+    /// none (they are still kept).
+    public var sandboxNotificationURL: String?
     /// Billing grace period in days (Apple offers 3, 16 or 28); nil disables grace periods.
     public var gracePeriodDays: Int?
     /// The storefront's country code (`storefront`).
@@ -19,21 +25,44 @@ public struct SimulatedApp: Codable, Sendable, Hashable {
     /// The storefront's Apple id (`storefrontId`).
     public var storefrontId: String
 
-    /// Describes an app.
+    /// The notification URL of the default environment; setting it sets both environments' URL.
+    public var notificationURL: String? {
+        get { notificationURL(for: environment) }
+        set {
+            productionNotificationURL = newValue
+            sandboxNotificationURL = newValue
+        }
+    }
+
+    /// Describes an app. `notificationURL` is the URL of both environments unless
+    /// `productionNotificationURL` or `sandboxNotificationURL` names another.
     public init(
         bundleId: String, appAppleId: Int64, environment: Environment = .sandbox, notificationURL: String? = nil,
-        gracePeriodDays: Int? = nil, storefront: String = "USA", storefrontId: String = "143441"
+        gracePeriodDays: Int? = nil, storefront: String = "USA", storefrontId: String = "143441",
+        productionNotificationURL: String? = nil, sandboxNotificationURL: String? = nil
     ) {
         self.bundleId = bundleId
         self.appAppleId = appAppleId
         self.environment = environment
-        self.notificationURL = notificationURL
+        self.productionNotificationURL = productionNotificationURL ?? notificationURL
+        self.sandboxNotificationURL = sandboxNotificationURL ?? notificationURL
         self.gracePeriodDays = gracePeriodDays
         self.storefront = storefront
         self.storefrontId = storefrontId
     }
 
-    /// Decodes an app; only `bundleId` and `appAppleId` are required.
+    /// Where notifications of `environment` go.
+    public func notificationURL(for environment: Environment) -> String? {
+        environment == .production ? productionNotificationURL : sandboxNotificationURL
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case bundleId, appAppleId, environment, notificationURL, productionNotificationURL, sandboxNotificationURL
+        case gracePeriodDays, storefront, storefrontId
+    }
+
+    /// Decodes an app; only `bundleId` and `appAppleId` are required. `notificationURL` is the URL
+    /// of both environments, `productionNotificationURL` / `sandboxNotificationURL` of one.
     public init(from decoder: any Decoder) throws {
         let container = try decoder.container(keyedBy: CodingKeys.self)
         self.init(
@@ -43,7 +72,22 @@ public struct SimulatedApp: Codable, Sendable, Hashable {
             notificationURL: try container.decodeIfPresent(String.self, forKey: .notificationURL),
             gracePeriodDays: try container.decodeIfPresent(Int.self, forKey: .gracePeriodDays),
             storefront: try container.decodeIfPresent(String.self, forKey: .storefront) ?? "USA",
-            storefrontId: try container.decodeIfPresent(String.self, forKey: .storefrontId) ?? "143441")
+            storefrontId: try container.decodeIfPresent(String.self, forKey: .storefrontId) ?? "143441",
+            productionNotificationURL: try container.decodeIfPresent(String.self, forKey: .productionNotificationURL),
+            sandboxNotificationURL: try container.decodeIfPresent(String.self, forKey: .sandboxNotificationURL))
+    }
+
+    /// Encodes every stored member (each environment's URL; no `notificationURL`).
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(bundleId, forKey: .bundleId)
+        try container.encode(appAppleId, forKey: .appAppleId)
+        try container.encode(environment, forKey: .environment)
+        try container.encodeIfPresent(productionNotificationURL, forKey: .productionNotificationURL)
+        try container.encodeIfPresent(sandboxNotificationURL, forKey: .sandboxNotificationURL)
+        try container.encodeIfPresent(gracePeriodDays, forKey: .gracePeriodDays)
+        try container.encode(storefront, forKey: .storefront)
+        try container.encode(storefrontId, forKey: .storefrontId)
     }
 }
 

@@ -3,16 +3,20 @@ import Foundation
 
 extension AppStoreSimulation.State {
     /// Signs and records a notification about `transactionId` (and the subscription, if any), signed
-    /// at `date`; it is due for delivery at once.
+    /// at `date`; it is due for delivery at once, to the app's URL of the notification's environment:
+    /// `environment` (for notifications about no purchase: TEST, a mass extension's SUMMARY), else the
+    /// purchase's.
     mutating func emit(
         _ type: NotificationType, _ subtype: NotificationSubtype?, bundleId: String, transactionId: String?,
-        subscriptionId: String?, consumptionRequestReason: ConsumptionRequestReason? = nil,
-        summary: NotificationSummary? = nil, at date: Date
+        subscriptionId: String?, environment: Environment? = nil,
+        consumptionRequestReason: ConsumptionRequestReason? = nil, summary: NotificationSummary? = nil, at date: Date
     ) throws(AppStoreSimulationError) {
         guard let app = apps[bundleId] else { throw .unknownApp(bundleId) }
         guard let signer else { throw .notStarted }
         let transaction = transactionId.flatMap { transactions[$0] }
         let subscription = subscriptionId.flatMap { subscriptions[$0] }
+        let environment = environment ?? subscription?.environment ?? transaction?.environment ?? app.environment
+        let url = app.notificationURL(for: environment)
         let uuid = ids.uuid().uuidString.lowercased()
         do {
             let signedTransaction = try transaction.map {
@@ -29,7 +33,7 @@ extension AppStoreSimulation.State {
                 ? nil
                 : NotificationData(
                     appAppleId: app.appAppleId, bundleId: app.bundleId,
-                    consumptionRequestReason: consumptionRequestReason, environment: app.environment,
+                    consumptionRequestReason: consumptionRequestReason, environment: environment,
                     signedRenewalInfo: signedRenewal, signedTransactionInfo: signedTransaction,
                     status: subscription?.phase.status)
             let payload = NotificationPayload(
@@ -38,12 +42,11 @@ extension AppStoreSimulation.State {
             let signed = try signer.sign(payload)
             let fault = pendingFaults.isEmpty ? nil : pendingFaults.removeFirst()
             let notification = SentNotification(
-                sequence: notifications.count + 1, bundleId: bundleId, payload: payload, signedPayload: signed,
-                attempts: [], status: app.notificationURL == nil ? .notSent : .pending,
-                nextAttemptDate: app.notificationURL == nil ? nil : date)
+                sequence: notifications.count + 1, bundleId: bundleId, environment: environment, payload: payload,
+                signedPayload: signed, attempts: [], status: url == nil ? .notSent : .pending,
+                nextAttemptDate: url == nil ? nil : date)
             notifications.append(
-                NotificationRecord(
-                    notification: notification, url: app.notificationURL, transactionId: transactionId, fault: fault))
+                NotificationRecord(notification: notification, url: url, transactionId: transactionId, fault: fault))
         } catch {
             throw .signing("\(error)")
         }
@@ -51,17 +54,18 @@ extension AppStoreSimulation.State {
 
     /// A new transaction for `product`, stored.
     mutating func newTransaction(
-        product: SimulatedProduct, originalTransactionId: String?, originalPurchaseDate: Date?,
-        purchaseDate: Date, expiresDate: Date?, reason: TransactionReason, ownership: InAppOwnershipType,
-        appAccountToken: UUID?, appTransactionId: String, offer: SimulatedOffer? = nil
+        product: SimulatedProduct, environment: Environment, originalTransactionId: String?,
+        originalPurchaseDate: Date?, purchaseDate: Date, expiresDate: Date?, reason: TransactionReason,
+        ownership: InAppOwnershipType, appAccountToken: UUID?, appTransactionId: String, offer: SimulatedOffer? = nil
     ) -> TransactionRecord {
         let transactionId = ids.transactionId()
         let record = TransactionRecord(
             transactionId: transactionId,
             originalTransactionId: originalTransactionId ?? transactionId,
             webOrderLineItemId: product.kind == .autoRenewable ? ids.webOrderLineItemId() : nil,
-            bundleId: product.bundleId, productId: product.productId, type: product.transactionType,
-            subscriptionGroupIdentifier: product.subscriptionGroupIdentifier, purchaseDate: purchaseDate,
+            bundleId: product.bundleId, environment: environment, productId: product.productId,
+            type: product.transactionType, subscriptionGroupIdentifier: product.subscriptionGroupIdentifier,
+            purchaseDate: purchaseDate,
             originalPurchaseDate: originalPurchaseDate ?? purchaseDate, expiresDate: expiresDate,
             price: offer?.price ?? product.price, currency: product.currency, reason: reason, ownership: ownership,
             appAccountToken: appAccountToken, appTransactionId: appTransactionId, offer: offer)
@@ -79,7 +83,8 @@ extension AppStoreSimulation.State {
         }
         let original = transactions[subscription.originalTransactionId]
         let record = newTransaction(
-            product: product, originalTransactionId: subscription.originalTransactionId,
+            product: product, environment: subscription.environment,
+            originalTransactionId: subscription.originalTransactionId,
             originalPurchaseDate: original?.originalPurchaseDate, purchaseDate: purchaseDate,
             expiresDate: period.added(to: periodStart), reason: reason, ownership: original?.ownership ?? .purchased,
             appAccountToken: subscription.appAccountToken, appTransactionId: subscription.appTransactionId,

@@ -41,6 +41,9 @@ public struct SentNotification: Sendable, Hashable {
     public var sequence: Int
     /// The bundle id of the app it belongs to.
     public var bundleId: String
+    /// Sandbox or Production: where it was sent (the app's URL of that environment) and which
+    /// environment's notification history holds it.
+    public var environment: Environment
     /// The decoded payload.
     public var payload: NotificationPayload
     /// The signed payload (the `signedPayload` member of the POSTed body).

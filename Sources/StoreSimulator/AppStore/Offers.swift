@@ -101,7 +101,7 @@ extension AppStoreSimulation {
             case .expired, .revoked:
                 return try state.purchase(
                     customer: subscription.customerId, product: target, appAccountToken: subscription.appAccountToken,
-                    offer: offer, ownership: .purchased, inApp: true, at: now)
+                    offer: offer, ownership: .purchased, inApp: true, environment: subscription.environment, at: now)
             default:
                 return try state.redeem(
                     offer, on: originalTransactionId, product: target, appAccountToken: subscription.appAccountToken,
@@ -114,15 +114,19 @@ extension AppStoreSimulation {
     /// transaction carries no `appAccountToken`. Without a live subscription in the product's group
     /// it is a new subscription (`SUBSCRIBED INITIAL_BUY`, or `RESUBSCRIBE`) whose first transaction
     /// carries the offer; with one, `OFFER_REDEEMED` as for ``redeemOffer(_:offer:product:)``.
+    /// `environment` nil is the app's default.
     @discardableResult
     public func redeemOfferCode(
-        customer: String, product productId: String, offer: SimulatedOffer
+        customer: String, product productId: String, offer: SimulatedOffer, environment: Environment? = nil
     ) throws(AppStoreSimulationError) -> PurchaseResult {
-        try mutate { (state, now) throws(AppStoreSimulationError) -> PurchaseResult in
+        try Self.checkPurchaseEnvironment(environment)
+        return try mutate { (state, now) throws(AppStoreSimulationError) -> PurchaseResult in
             guard let product = state.products[productId] else { throw .unknownProduct(productId) }
             guard product.kind == .autoRenewable else { throw .invalid("offer codes here are for subscriptions") }
+            let resolved = environment ?? state.apps[product.bundleId]?.environment
             let live = state.subscriptions.values.first { subscription in
                 guard subscription.customerId == customer, subscription.bundleId == product.bundleId,
+                    subscription.environment == resolved,
                     subscription.groupId == product.subscriptionGroupIdentifier
                 else { return false }
                 switch subscription.phase {
@@ -136,7 +140,7 @@ extension AppStoreSimulation {
             }
             return try state.purchase(
                 customer: customer, product: productId, appAccountToken: nil, offer: offer, ownership: .purchased,
-                inApp: false, at: now)
+                inApp: false, environment: environment, at: now)
         }
     }
 }
@@ -170,7 +174,7 @@ extension AppStoreSimulation.State {
             }
             let original = transactions[originalTransactionId]
             let record = newTransaction(
-                product: target, originalTransactionId: originalTransactionId,
+                product: target, environment: subscription.environment, originalTransactionId: originalTransactionId,
                 originalPurchaseDate: original?.originalPurchaseDate, purchaseDate: now,
                 expiresDate: period.added(to: now), reason: .purchase, ownership: original?.ownership ?? .purchased,
                 appAccountToken: appAccountToken, appTransactionId: subscription.appTransactionId, offer: offer)
@@ -190,6 +194,7 @@ extension AppStoreSimulation.State {
             .offerRedeemed, subtype, bundleId: subscription.bundleId, transactionId: transactionId,
             subscriptionId: originalTransactionId, at: now)
         return AppStoreSimulation.PurchaseResult(
-            originalTransactionId: originalTransactionId, transactionId: transactionId)
+            originalTransactionId: originalTransactionId, transactionId: transactionId,
+            environment: subscription.environment)
     }
 }

@@ -16,6 +16,8 @@ struct TransactionRecord: Sendable, Hashable {
     var originalTransactionId: String
     var webOrderLineItemId: String?
     var bundleId: String
+    /// Sandbox or Production: the purchase's, which every later transaction of it keeps.
+    var environment: Environment
     var productId: String
     var type: TransactionType
     var subscriptionGroupIdentifier: String?
@@ -59,6 +61,8 @@ enum SubscriptionPhase: Sendable, Hashable {
 struct SubscriptionRecord: Sendable, Hashable {
     var originalTransactionId: String
     var bundleId: String
+    /// Sandbox or Production: renewals, upgrades and resubscriptions stay in it.
+    var environment: Environment
     var customerId: String
     var appAccountToken: UUID?
     var appTransactionId: String
@@ -91,8 +95,16 @@ struct SubscriptionRecord: Sendable, Hashable {
 /// passes to StoreKit.
 struct CustomerRecord: Sendable, Hashable {
     var appAccountToken: UUID?
-    /// Per bundle id.
+    /// Per app and environment (``appTransactionKey(bundleId:environment:)``): an app transaction
+    /// belongs to one environment, as a Sandbox account is not the customer's own.
     var appTransactionIds: [String: String] = [:]
     /// One-time purchases (consumables, non-consumables, non-renewing subscriptions), oldest first.
     var oneTimeTransactionIds: [String] = []
+}
+
+extension CustomerRecord {
+    /// The key of `appTransactionIds`.
+    static func appTransactionKey(bundleId: String, environment: Environment) -> String {
+        bundleId + "/" + environment.rawValue
+    }
 }

@@ -3,55 +3,71 @@ public import Foundation
 
 extension AppStoreSimulation {
     /// A customer buys `product` now. Auto-renewable: a new subscription (`SUBSCRIBED INITIAL_BUY`),
-    /// or, after an earlier one in the same group ended, the same one again (`SUBSCRIBED RESUBSCRIBE`);
-    /// other products: `ONE_TIME_CHARGE`.
+    /// or, after an earlier one in the same group and environment ended, the same one again
+    /// (`SUBSCRIBED RESUBSCRIBE`); other products: `ONE_TIME_CHARGE`.
+    ///
+    /// `environment` (Sandbox or Production; nil: the app's default ``SimulatedApp/environment``) is
+    /// the purchase's: its transactions, renewals, refunds, notifications (sent to that environment's
+    /// URL) and API answers (from that environment's host) all carry it. A customer's Sandbox and
+    /// Production purchases are apart, as a Sandbox account is not the customer's own.
     @discardableResult
     public func purchase(
         customer: String, product productId: String, appAccountToken: UUID? = nil, offer: SimulatedOffer? = nil,
-        ownership: InAppOwnershipType = .purchased
+        ownership: InAppOwnershipType = .purchased, environment: Environment? = nil
     ) throws(AppStoreSimulationError) -> PurchaseResult {
-        try mutate { (state, now) throws(AppStoreSimulationError) -> PurchaseResult in
+        try Self.checkPurchaseEnvironment(environment)
+        return try mutate { (state, now) throws(AppStoreSimulationError) -> PurchaseResult in
             try state.purchase(
                 customer: customer, product: productId, appAccountToken: appAccountToken, offer: offer,
-                ownership: ownership, inApp: true, at: now)
+                ownership: ownership, inApp: true, environment: environment, at: now)
         }
+    }
+
+    /// Purchases are made in Sandbox or Production.
+    static func checkPurchaseEnvironment(_ environment: Environment?) throws(AppStoreSimulationError) {
+        guard let environment, environment != .sandbox, environment != .production else { return }
+        throw .invalid("a purchase is made in Sandbox or Production, not \(environment)")
     }
 }
 
 extension AppStoreSimulation.State {
     /// A purchase now. `inApp` false is a purchase made in the App Store (an offer code): the
-    /// transaction carries no `appAccountToken`.
+    /// transaction carries no `appAccountToken`. `environment` nil is the app's default.
     mutating func purchase(
         customer: String, product productId: String, appAccountToken: UUID?, offer: SimulatedOffer?,
-        ownership: InAppOwnershipType, inApp: Bool, at now: Date
+        ownership: InAppOwnershipType, inApp: Bool, environment requested: Environment?, at now: Date
     ) throws(AppStoreSimulationError) -> AppStoreSimulation.PurchaseResult {
         guard let product = products[productId] else { throw .unknownProduct(productId) }
         guard let app = apps[product.bundleId] else { throw .unknownApp(product.bundleId) }
+        let environment = requested ?? app.environment
         var customerRecord = customers[customer] ?? CustomerRecord()
         if customerRecord.appAccountToken == nil, inApp { customerRecord.appAccountToken = appAccountToken }
         let token = inApp ? appAccountToken ?? customerRecord.appAccountToken : nil
-        let appTransactionId = customerRecord.appTransactionIds[app.bundleId] ?? ids.appTransactionId()
-        customerRecord.appTransactionIds[app.bundleId] = appTransactionId
+        let appTransactionKey = CustomerRecord.appTransactionKey(bundleId: app.bundleId, environment: environment)
+        let appTransactionId = customerRecord.appTransactionIds[appTransactionKey] ?? ids.appTransactionId()
+        customerRecord.appTransactionIds[appTransactionKey] = appTransactionId
         customers[customer] = customerRecord
 
         guard product.kind == .autoRenewable else {
             let record = newTransaction(
-                product: product, originalTransactionId: nil, originalPurchaseDate: nil, purchaseDate: now,
-                expiresDate: nil, reason: .purchase, ownership: ownership, appAccountToken: token,
+                product: product, environment: environment, originalTransactionId: nil, originalPurchaseDate: nil,
+                purchaseDate: now, expiresDate: nil, reason: .purchase, ownership: ownership, appAccountToken: token,
                 appTransactionId: appTransactionId, offer: offer)
             customers[customer]?.oneTimeTransactionIds.append(record.transactionId)
             try emit(
                 .oneTimeCharge, nil, bundleId: app.bundleId, transactionId: record.transactionId,
                 subscriptionId: nil, at: now)
             return AppStoreSimulation.PurchaseResult(
-                originalTransactionId: record.transactionId, transactionId: record.transactionId)
+                originalTransactionId: record.transactionId, transactionId: record.transactionId,
+                environment: environment)
         }
 
         guard let group = product.subscriptionGroupIdentifier,
             let period = SubscriptionPeriod(offer?.billingPeriod(of: product) ?? product.period ?? "")
         else { throw .invalid("product \(productId) has no group or valid period") }
         let existing = subscriptions.values.first {
-            $0.customerId == customer && $0.bundleId == app.bundleId && $0.groupId == group
+            $0.customerId == customer && $0.bundleId == app.bundleId && $0.environment == environment
+                && $0.groupId == group
         }
         if let existing {
             switch existing.phase {
@@ -61,7 +77,7 @@ extension AppStoreSimulation.State {
         }
         let original = existing.flatMap { transactions[$0.originalTransactionId] }
         let record = newTransaction(
-            product: product, originalTransactionId: existing?.originalTransactionId,
+            product: product, environment: environment, originalTransactionId: existing?.originalTransactionId,
             originalPurchaseDate: original?.originalPurchaseDate, purchaseDate: now,
             expiresDate: period.added(to: now), reason: .purchase, ownership: ownership, appAccountToken: token,
             appTransactionId: appTransactionId, offer: offer)
@@ -69,8 +85,9 @@ extension AppStoreSimulation.State {
             existing
             ?? SubscriptionRecord(
                 originalTransactionId: record.originalTransactionId, bundleId: app.bundleId,
-                customerId: customer, appAccountToken: token, appTransactionId: appTransactionId, groupId: group,
-                productId: productId, autoRenewProductId: productId, expiresDate: now,
+                environment: environment, customerId: customer, appAccountToken: token,
+                appTransactionId: appTransactionId, groupId: group, productId: productId,
+                autoRenewProductId: productId, expiresDate: now,
                 recentSubscriptionStartDate: now, transactionIds: [], lastEventDate: now)
         subscription.phase = .active
         subscription.phaseBeforeRevocation = nil
@@ -89,7 +106,8 @@ extension AppStoreSimulation.State {
             .subscribed, existing == nil ? .initialBuy : .resubscribe, bundleId: app.bundleId,
             transactionId: record.transactionId, subscriptionId: subscription.originalTransactionId, at: now)
         return AppStoreSimulation.PurchaseResult(
-            originalTransactionId: subscription.originalTransactionId, transactionId: record.transactionId)
+            originalTransactionId: subscription.originalTransactionId, transactionId: record.transactionId,
+            environment: environment)
     }
 }
 

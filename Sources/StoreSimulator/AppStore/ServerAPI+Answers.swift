@@ -13,8 +13,8 @@ extension AppStoreSimulation {
             let record = try state.apiTransaction(transactionId, app: app)
             let refunded = state.transactions.values
                 .filter {
-                    $0.bundleId == app.bundleId && $0.appTransactionId == record.appTransactionId
-                        && $0.revocation != nil
+                    $0.bundleId == app.bundleId && $0.environment == app.environment
+                        && $0.appTransactionId == record.appTransactionId && $0.revocation != nil
                 }
                 .sorted { ($0.purchaseDate, $0.transactionId) < ($1.purchaseDate, $1.transactionId) }
             let offset = try Self.apiOffset(revision, code: .invalidRequestRevision)
@@ -35,7 +35,7 @@ extension AppStoreSimulation {
         return try state.withLock { (state) throws(APIFailure) in
             let record = try state.apiTransaction(transactionId, app: app)
             let firstPurchase = state.transactions.values
-                .filter { $0.appTransactionId == record.appTransactionId }
+                .filter { $0.environment == app.environment && $0.appTransactionId == record.appTransactionId }
                 .map(\.originalPurchaseDate).min()
             let appTransaction = AppTransaction(
                 receiptType: app.environment, appAppleId: app.appAppleId, bundleId: app.bundleId,
@@ -61,7 +61,7 @@ extension AppStoreSimulation {
         let now = clock.now()
         return try state.withLock { (state) throws(APIFailure) in
             guard orderId.hasPrefix("SIM"), let record = state.transactions[String(orderId.dropFirst(3))],
-                record.bundleId == app.bundleId
+                record.bundleId == app.bundleId, record.environment == app.environment
             else { return OrderLookupResponse(status: .invalid, signedTransactions: []) }
             return OrderLookupResponse(
                 status: .valid, signedTransactions: [try state.apiSign(record, app: app, now: now)])
@@ -135,7 +135,9 @@ extension AppStoreSimulation {
     }
 
     /// Extend a Subscription Renewal Date: moves an active subscription's expiry and sends
-    /// RENEWAL_EXTENDED. Idempotent per request identifier.
+    /// RENEWAL_EXTENDED. Idempotent per request identifier (and environment). A subscription unknown
+    /// in the host's environment answers 404 `OriginalTransactionIdNotFoundError`; one that is not
+    /// active, `success` false.
     func apiExtend(app: SimulatedApp, originalTransactionId: String, body: Data) throws(APIFailure)
         -> ExtendRenewalDateResponse
     {
@@ -144,14 +146,20 @@ extension AppStoreSimulation {
         }
         try Self.checkExtension(
             days: request.extendByDays, reason: request.extendReasonCode, id: request.requestIdentifier)
+        let key = app.environment.rawValue + "/" + request.requestIdentifier
+        let known = state.withLock { state in
+            state.subscriptions[originalTransactionId].map {
+                $0.bundleId == app.bundleId && $0.environment == app.environment
+            } ?? false
+        }
+        guard known else { throw .originalNotFound(originalTransactionId) }
         do {
             return try mutate { (state, now) throws(AppStoreSimulationError) in
-                if let done = state.extensions[request.requestIdentifier] { return done }
-                guard var subscription = state.subscriptions[originalTransactionId],
-                    subscription.bundleId == app.bundleId, subscription.phase == .active
+                if let done = state.extensions[key] { return done }
+                guard var subscription = state.subscriptions[originalTransactionId], subscription.phase == .active
                 else {
                     let done = ExtendRenewalDateResponse(originalTransactionId: originalTransactionId, success: false)
-                    state.extensions[request.requestIdentifier] = done
+                    state.extensions[key] = done
                     return done
                 }
                 let latest = subscription.latestTransactionId
@@ -166,7 +174,7 @@ extension AppStoreSimulation {
                     originalTransactionId: originalTransactionId,
                     webOrderLineItemId: state.transactions[latest]?.webOrderLineItemId, success: true,
                     effectiveDate: subscription.expiresDate)
-                state.extensions[request.requestIdentifier] = done
+                state.extensions[key] = done
                 return done
             }
         } catch {
@@ -174,8 +182,8 @@ extension AppStoreSimulation {
         }
     }
 
-    /// Extend Subscription Renewal Dates for All Active Subscribers of a product: done at once, then
-    /// RENEWAL_EXTENSION SUMMARY.
+    /// Extend Subscription Renewal Dates for All Active Subscribers of a product in the host's
+    /// environment: done at once, then RENEWAL_EXTENSION SUMMARY, to that environment's URL.
     func apiMassExtend(app: SimulatedApp, body: Data) throws(APIFailure) -> MassExtendRenewalDateResponse {
         guard let request = try? AppStoreJSON.makeDecoder().decode(MassExtendRenewalDateRequest.self, from: body) else {
             throw APIFailure(status: 400, code: .generalBadRequest, message: "Invalid request body")
@@ -188,12 +196,12 @@ extension AppStoreSimulation {
         }
         do {
             try mutate { (state, now) throws(AppStoreSimulationError) in
-                let key = request.productId + "/" + request.requestIdentifier
+                let key = Self.massExtensionKey(app.environment, request.productId, request.requestIdentifier)
                 guard state.massExtensions[key] == nil else { return }
                 var succeeded: Int64 = 0
                 for (id, subscription) in state.subscriptions
-                where subscription.bundleId == app.bundleId && subscription.productId == request.productId
-                    && subscription.phase == .active
+                where subscription.bundleId == app.bundleId && subscription.environment == app.environment
+                    && subscription.productId == request.productId && subscription.phase == .active
                 {
                     state.subscriptions[id]?.expiresDate += Double(request.extendByDays) * 86_400
                     state.transactions[subscription.latestTransactionId]?.expiresDate =
@@ -205,6 +213,7 @@ extension AppStoreSimulation {
                     succeededCount: succeeded, failedCount: 0)
                 try state.emit(
                     .renewalExtension, .summary, bundleId: app.bundleId, transactionId: nil, subscriptionId: nil,
+                    environment: app.environment,
                     summary: NotificationSummary(
                         requestIdentifier: request.requestIdentifier, environment: app.environment,
                         appAppleId: app.appAppleId, bundleId: app.bundleId, productId: request.productId,
@@ -222,10 +231,18 @@ extension AppStoreSimulation {
     func apiMassExtensionStatus(
         app: SimulatedApp, productId: String, requestIdentifier: String
     ) throws(APIFailure) -> MassExtendRenewalDateStatusResponse {
-        guard let status = state.withLock({ $0.massExtensions[productId + "/" + requestIdentifier] }) else {
+        let key = Self.massExtensionKey(app.environment, productId, requestIdentifier)
+        guard let status = state.withLock({ $0.massExtensions[key] }) else {
             throw APIFailure(status: 404, code: .statusRequestNotFound, message: "No such extension request")
         }
         return status
+    }
+
+    /// Mass extensions are kept per environment, product and request identifier.
+    static func massExtensionKey(_ environment: Environment, _ productId: String, _ requestIdentifier: String)
+        -> String
+    {
+        environment.rawValue + "/" + productId + "/" + requestIdentifier
     }
 
     static func checkExtension(days: Int32, reason: ExtendReasonCode, id: String) throws(APIFailure) {

@@ -11,6 +11,10 @@ struct APIFailure: Error, Sendable {
     static func notFound(_ id: String) -> APIFailure {
         APIFailure(status: 404, code: .transactionIdNotFound, message: "Transaction id not found: \(id)")
     }
+    static func originalNotFound(_ id: String) -> APIFailure {
+        APIFailure(
+            status: 404, code: .originalTransactionIdNotFound, message: "Original transaction id not found: \(id)")
+    }
     static func invalidTransactionId(_ id: String) -> APIFailure {
         APIFailure(status: 400, code: .invalidTransactionId, message: "Invalid transaction id: \(id)")
     }
@@ -20,12 +24,16 @@ struct APIFailure: Error, Sendable {
 extension AppStoreSimulation {
     static let apiPageSize = 20
 
-    func apiAuthenticate(_ authorization: String?) throws(APIFailure) -> SimulatedApp {
+    /// The app the bearer token names, as the API host called serves it: its `environment` is the
+    /// host's (`host` nil: the base URL, which serves the app's default environment). Every answer
+    /// is about that environment only; the other one's purchases are unknown there.
+    func apiAuthenticate(_ authorization: String?, host: Environment? = nil) throws(APIFailure) -> SimulatedApp {
         let now = clock.now()
         let keys = state.withLock { $0.apiKeys }
         guard let bundleId = try? APIAuthenticator.authenticate(authorization: authorization, keys: keys, now: now),
-            let app = state.withLock({ $0.apps[bundleId] })
+            var app = state.withLock({ $0.apps[bundleId] })
         else { throw .unauthenticated }
+        if let host { app.environment = host }
         return app
     }
 
@@ -47,7 +55,10 @@ extension AppStoreSimulation {
         return try apiRead { (state) throws(APIFailure) in
             let record = try state.apiTransaction(transactionId, app: app)
             var all = state.transactions.values
-                .filter { $0.bundleId == app.bundleId && $0.appTransactionId == record.appTransactionId && matches($0) }
+                .filter {
+                    $0.bundleId == app.bundleId && $0.environment == app.environment
+                        && $0.appTransactionId == record.appTransactionId && matches($0)
+                }
                 .sorted { ($0.purchaseDate, $0.transactionId) < ($1.purchaseDate, $1.transactionId) }
             if filter.descending { all.reverse() }
             let offset = try Self.apiOffset(revision, code: .invalidRequestRevision)
@@ -70,7 +81,10 @@ extension AppStoreSimulation {
         return try apiRead { (state) throws(APIFailure) in
             let record = try state.apiTransaction(transactionId, app: app)
             let subscriptions = state.subscriptions.values
-                .filter { $0.bundleId == app.bundleId && $0.appTransactionId == record.appTransactionId }
+                .filter {
+                    $0.bundleId == app.bundleId && $0.environment == app.environment
+                        && $0.appTransactionId == record.appTransactionId
+                }
                 .sorted { $0.originalTransactionId < $1.originalTransactionId }
             var groups: [String: [LastTransactionsItem]] = [:]
             for subscription in subscriptions {
@@ -100,7 +114,8 @@ extension AppStoreSimulation {
         }
     }
 
-    /// Get Notification History: the app's notifications in `[startDate, endDate)`, filtered, by page.
+    /// Get Notification History: the app's notifications of the host's environment in
+    /// `[startDate, endDate)`, filtered, by page.
     func apiNotificationHistory(
         app: SimulatedApp, request: NotificationHistoryRequest, paginationToken: String?
     ) throws(APIFailure) -> NotificationHistoryResponse {
@@ -120,7 +135,8 @@ extension AppStoreSimulation {
             }
             let matching = state.notifications.filter { record in
                 let notification = record.notification
-                guard notification.bundleId == app.bundleId, let date = notification.payload.signedDate,
+                guard notification.bundleId == app.bundleId, notification.environment == app.environment,
+                    let date = notification.payload.signedDate,
                     date >= start, date < end
                 else { return false }
                 if let type = request.notificationType, notification.payload.notificationType != type { return false }
@@ -146,11 +162,14 @@ extension AppStoreSimulation {
         }
     }
 
-    /// Request a Test Notification: a `TEST` notification is sent to the app's URL now.
+    /// Request a Test Notification: a `TEST` notification of the host's environment is sent to the
+    /// app's URL of that environment now.
     func apiSendTestNotification(app: SimulatedApp) throws(APIFailure) -> SendTestNotificationResponse {
         do {
             return try mutate { (state, now) throws(AppStoreSimulationError) in
-                try state.emit(.test, nil, bundleId: app.bundleId, transactionId: nil, subscriptionId: nil, at: now)
+                try state.emit(
+                    .test, nil, bundleId: app.bundleId, transactionId: nil, subscriptionId: nil,
+                    environment: app.environment, at: now)
                 let index = state.notifications.count - 1
                 let token =
                     state.notifications[index].notification.notificationUUID + "_"
@@ -168,7 +187,8 @@ extension AppStoreSimulation {
     {
         try apiRead { (state) throws(APIFailure) in
             guard let index = state.testNotificationTokens[token],
-                state.notifications[index].notification.bundleId == app.bundleId
+                state.notifications[index].notification.bundleId == app.bundleId,
+                state.notifications[index].notification.environment == app.environment
             else {
                 throw APIFailure(status: 404, code: .testNotificationNotFound, message: "Test notification not found")
             }
@@ -204,12 +224,15 @@ extension AppStoreSimulation {
 }
 
 extension AppStoreSimulation.State {
-    /// A transaction of `app`, or Apple's 400 / 404.
+    /// A transaction of `app` in the environment of the host called (`app.environment`), or Apple's
+    /// 400 / 404: the other environment's transactions are unknown there.
     func apiTransaction(_ transactionId: String, app: SimulatedApp) throws(APIFailure) -> TransactionRecord {
         guard !transactionId.isEmpty, transactionId.allSatisfy({ $0.isASCII && $0.isNumber }) else {
             throw .invalidTransactionId(transactionId)
         }
-        guard let record = transactions[transactionId], record.bundleId == app.bundleId else {
+        guard let record = transactions[transactionId], record.bundleId == app.bundleId,
+            record.environment == app.environment
+        else {
             throw .notFound(transactionId)
         }
         return record

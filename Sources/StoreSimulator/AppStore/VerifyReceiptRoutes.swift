@@ -56,8 +56,14 @@ extension AppStoreSimulation.State {
         _ receipt: AppReceipt, app: SimulatedApp, environment: AppStoreServer.Environment, excludeOldTransactions: Bool,
         now: Date
     ) -> VerifyReceiptResponse {
+        // A receipt of one environment knows only that environment's purchases.
+        let known = { (id: String?) -> TransactionRecord? in
+            id.flatMap { transactions[$0] }.flatMap {
+                $0.bundleId == app.bundleId && $0.environment == environment ? $0 : nil
+            }
+        }
         let inApp = receipt.inAppPurchases.map { purchase in
-            purchase.transactionId.flatMap { transactions[$0] }.map { VerifyReceiptJSON.transaction($0) }
+            known(purchase.transactionId).map { VerifyReceiptJSON.transaction($0) }
                 ?? VerifyReceiptTransaction(
                     originalPurchaseDateMs: purchase.originalPurchaseDate.map(VerifyReceiptJSON.milliseconds),
                     originalTransactionId: purchase.originalTransactionId, productId: purchase.productId,
@@ -66,7 +72,8 @@ extension AppStoreSimulation.State {
         }
         var subscriptionIds: [String] = []
         for purchase in receipt.inAppPurchases {
-            guard let id = purchase.originalTransactionId, subscriptions[id] != nil, !subscriptionIds.contains(id)
+            guard let id = purchase.originalTransactionId, subscriptions[id]?.environment == environment,
+                subscriptions[id]?.bundleId == app.bundleId, !subscriptionIds.contains(id)
             else { continue }
             subscriptionIds.append(id)
         }
@@ -82,13 +89,13 @@ extension AppStoreSimulation.State {
         }
         var latestReceipt: String?
         if !live.isEmpty {
-            let receiptTransactions = receipt.inAppPurchases.compactMap {
-                $0.transactionId.flatMap { transactions[$0] }
-            }
+            let receiptTransactions = receipt.inAppPurchases.compactMap { known($0.transactionId) }
             let all = Dictionary(
                 (receiptTransactions + live.flatMap { $0.transactionIds.compactMap { transactions[$0] } })
                     .map { ($0.transactionId, $0) }, uniquingKeysWith: { first, _ in first })
-            latestReceipt = (try? ReceiptMinter.receipt(app: app, transactions: Array(all.values), createdAt: now))
+            latestReceipt =
+                (try? ReceiptMinter.receipt(
+                    app: app, environment: environment, transactions: Array(all.values), createdAt: now))
                 .map { Data($0).base64EncodedString() }
         }
         let nowMs = VerifyReceiptJSON.milliseconds(now)

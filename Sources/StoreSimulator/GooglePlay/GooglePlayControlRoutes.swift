@@ -118,6 +118,13 @@ struct GooglePlayControlRoutes {
             }
             return Wrapped(value: snapshot)
         }
+        control.get("product-purchases/:token") { _, context in
+            let token = try context.parameters.require("token")
+            guard let purchase = googlePlay.productPurchase(token) else {
+                throw HTTPError(.notFound, message: "no one-time purchase with that token")
+            }
+            return Wrapped(value: purchase)
+        }
         control.post("purchases/:token/complete") { _, context in
             let token = try context.parameters.require("token")
             let result = try run { () throws(GooglePlaySimulationError) in

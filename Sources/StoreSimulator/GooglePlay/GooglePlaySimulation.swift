@@ -60,8 +60,12 @@ public final class GooglePlaySimulation: Sendable {
     public struct SubscriptionSnapshot: Codable, Sendable, Hashable {
         /// The purchase token.
         public var purchaseToken: String
+        /// The app's package name.
+        public var packageName: String
         /// The product id.
         public var productId: String
+        /// A license tester's purchase (Google's test environment: `testPurchase` in subscriptionsv2).
+        public var testPurchase: Bool
         /// The base plan id.
         public var basePlanId: String
         /// Google's state (`SUBSCRIPTION_STATE_ACTIVE`, …).
@@ -179,7 +183,8 @@ public final class GooglePlaySimulation: Sendable {
         state.withLock { state in
             guard let record = state.subscriptions[purchaseToken] else { return nil }
             return SubscriptionSnapshot(
-                purchaseToken: record.purchaseToken, productId: record.productId, basePlanId: record.basePlanId,
+                purchaseToken: record.purchaseToken, packageName: record.packageName, productId: record.productId,
+                testPurchase: record.options.testPurchase, basePlanId: record.basePlanId,
                 subscriptionState: record.subscriptionState.rawValue, autoRenewEnabled: record.autoRenew,
                 expiryTime: PlayAnswers.reportedExpiry(record), acknowledged: record.acknowledged,
                 orderIds: record.orderIds, linkedPurchaseToken: record.linkedPurchaseToken,
