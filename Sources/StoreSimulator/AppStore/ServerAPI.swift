@@ -21,7 +21,7 @@ extension AppStoreSimulation {
     static let apiPageSize = 20
 
     func apiAuthenticate(_ authorization: String?) throws(APIFailure) -> SimulatedApp {
-        let now = clock.now()
+        let now = [clock.wallClock.now(), clock.now()]
         let keys = state.withLock { $0.apiKeys }
         guard let bundleId = try? APIAuthenticator.authenticate(authorization: authorization, keys: keys, now: now),
             let app = state.withLock({ $0.apps[bundleId] })
