@@ -65,8 +65,8 @@ def app(simulator, receiver):
 
 @pytest.fixture(scope="module")
 def client(simulator, app):
-    """Apple's client, pointed at the simulator: the library has no base-URL parameter, so the
-    documented way is to set `_base_url` after construction."""
+    """Apple's client, pointed at the simulator: the library (3.x) has no base-URL parameter, so
+    `_base_url`, which it prefixes to every path, is set after construction (docs/simulator.md)."""
     api = AppStoreServerAPIClient(app, KEY_ID, ISSUER_ID, BUNDLE_ID, Environment.SANDBOX)
     api._base_url = simulator.base_url
     return api

@@ -225,9 +225,18 @@ public final class GooglePlayIdentity: Sendable {
         return (seconds(min(real, simulated)), seconds(max(real, simulated)) + Int(expiresIn))
     }
 
+    /// Adds a push-signing key if there is none (once, however many callers race).
+    private func ensurePushSigningKey() throws {
+        guard state.withLock({ $0.pushKeys.isEmpty }) else { return }
+        let key = PushKey(id: Self.randomHex(20), key: try _RSA.Signing.PrivateKey(keySize: .bits2048))
+        state.withLock { state in
+            if state.pushKeys.isEmpty { state.pushKeys.append(key) }
+        }
+    }
+
     /// Signs an arbitrary claim set as a push token (for tests of unusual or missing claims).
     public func makePushToken(claims: [String: Any], keyID: String? = nil) throws -> String {
-        if state.withLock({ $0.pushKeys.isEmpty }) { try addPushSigningKey() }
+        try ensurePushSigningKey()
         let signing: PushKey? = state.withLock { state in
             keyID.map { id in state.pushKeys.first { $0.id == id } } ?? state.pushKeys.last
         }
@@ -244,9 +253,10 @@ public final class GooglePlayIdentity: Sendable {
             let body = try await request.body.collect(upTo: 64 * 1024)
             return tokenResponse(to: String(buffer: body))
         }
-        // Google always serves its keys: the JWKS has one before the first push.
-        if pushSigningKeyIDs.isEmpty { _ = try? addPushSigningKey() }
         router.get(RouterPath(String(Self.certsPath.dropFirst()))) { [self] _, _ -> Response in
+            // Google always serves its keys: the JWKS has one before the first push (made on first
+            // use, as generating an RSA key is slow).
+            try? ensurePushSigningKey()
             let pushKeys = state.withLock { state in
                 state.jwksRequestCount += 1
                 return state.pushKeys
