@@ -105,60 +105,69 @@ import Testing
     /// are the same in every answer.
     @Test func everyAppStoreDateIsWholeMillisecondsAtAnAcceleratedRate() async throws {
         let start = Date(timeIntervalSince1970: 1_798_107_835.032_214)
-        try await Self.withAppStore(start: start, rate: 3_600) { simulator, endpoints, key in
-            let appStore = simulator.appStore
-            // Nothing listens there: every notification gets an unanswered attempt (`attemptDate`).
-            try appStore.setNotificationURL("http://127.0.0.1:1/notifications", bundleId: Self.bundleId)
-            let subscription = try appStore.purchase(customer: "ana", product: "pro.monthly")
-            let coins = try appStore.purchase(customer: "ana", product: "coins.100")
-            try appStore.refund(transactionId: coins.transactionId)
-            try appStore.failBilling(subscription.originalTransactionId)
-            try appStore.advance(by: 31 * Self.day)  // the renewal fails: grace period
-            #expect(appStore.subscription(subscription.originalTransactionId)?.gracePeriodExpiresDate != nil)
-            // Stopped where it is, so that retries stop coming due and deliveries settle.
-            simulator.clock.setRate(0)
-            try await appStore.deliveriesSettled()
+        let receiver = NotificationReceiver()
+        try await receiver.start()
+        do {
+            try await Self.withAppStore(start: start, rate: 3_600) { simulator, endpoints, key in
+                let appStore = simulator.appStore
+                // Every notification gets an attempt (`attemptDate`).
+                try appStore.setNotificationURL(receiver.url, bundleId: Self.bundleId)
+                let subscription = try appStore.purchase(customer: "ana", product: "pro.monthly")
+                let coins = try appStore.purchase(customer: "ana", product: "coins.100")
+                try appStore.refund(transactionId: coins.transactionId)
+                try appStore.failBilling(subscription.originalTransactionId)
+                try appStore.advance(by: 31 * Self.day)  // the renewal fails: grace period
+                #expect(appStore.subscription(subscription.originalTransactionId)?.gracePeriodExpiresDate != nil)
+                // Stopped where it is, so that retries stop coming due and deliveries settle.
+                simulator.clock.setRate(0)
+                try await appStore.deliveriesSettled()
 
-            let token = try Self.appStoreToken(key, claims: Self.libraryClaims(now: Date()))
-            let base = endpoints.baseURL + "/inApps"
-            let now = Int64(simulator.clock.now().timeIntervalSince1970 * 1000)
-            let history = #"{"startDate": \#(now - 400 * 86_400_000), "endDate": \#(now + 86_400_000)}"#
-            var texts: [String] = []
-            for (method, url, json) in [
-                (HTTPMethod.GET, "\(base)/v1/transactions/\(subscription.transactionId)", nil),
-                (.GET, "\(base)/v1/subscriptions/\(subscription.transactionId)", nil),
-                (.GET, "\(base)/v2/history/\(subscription.transactionId)", nil),
-                (.GET, "\(base)/v2/refund/lookup/\(subscription.transactionId)", nil),
-                (.GET, "\(base)/v1/transactions/appTransactions/\(subscription.transactionId)", nil),
-                (.POST, "\(base)/v1/notifications/history", history),
-            ] as [(HTTPMethod, String, String?)] {
-                let answer = try await Self.send(method, url, json: json, bearer: token)
-                #expect(answer.status == 200, "\(url): \(answer.body)")
-                texts += Self.jsonTexts(in: answer.body)
-            }
-            for notification in appStore.notifications {
-                texts += Self.jsonTexts(in: #"{"signedPayload": "\#(notification.signedPayload)"}"#)
-            }
+                let token = try Self.appStoreToken(key, claims: Self.libraryClaims(now: Date()))
+                let base = endpoints.baseURL + "/inApps"
+                let now = Int64(simulator.clock.now().timeIntervalSince1970 * 1000)
+                let history = #"{"startDate": \#(now - 400 * 86_400_000), "endDate": \#(now + 86_400_000)}"#
+                var texts: [String] = []
+                for (method, url, json) in [
+                    (HTTPMethod.GET, "\(base)/v1/transactions/\(subscription.transactionId)", nil),
+                    (.GET, "\(base)/v1/subscriptions/\(subscription.transactionId)", nil),
+                    (.GET, "\(base)/v2/history/\(subscription.transactionId)", nil),
+                    (.GET, "\(base)/v2/refund/lookup/\(subscription.transactionId)", nil),
+                    (.GET, "\(base)/v1/transactions/appTransactions/\(subscription.transactionId)", nil),
+                    (.POST, "\(base)/v1/notifications/history", history),
+                ] as [(HTTPMethod, String, String?)] {
+                    let answer = try await Self.send(method, url, json: json, bearer: token)
+                    #expect(answer.status == 200, "\(url): \(answer.body)")
+                    texts += Self.jsonTexts(in: answer.body)
+                }
+                for notification in appStore.notifications {
+                    texts += Self.jsonTexts(in: #"{"signedPayload": "\#(notification.signedPayload)"}"#)
+                }
 
-            let dates = Self.dateMembers(in: texts)
-            let names = Set(dates.map(\.name))
-            for expected in [
-                "signedDate", "purchaseDate", "originalPurchaseDate", "expiresDate", "revocationDate", "renewalDate",
-                "recentSubscriptionStartDate", "gracePeriodExpiresDate", "attemptDate", "receiptCreationDate",
-            ] {
-                #expect(names.contains(expected), "no \(expected) in the answers")
-            }
-            let fractional = dates.filter { !$0.value.allSatisfy(\.isNumber) && !$0.value.hasPrefix("-") }
-            #expect(fractional.isEmpty, "dates that are not whole milliseconds: \(fractional.prefix(5))")
+                let dates = Self.dateMembers(in: texts)
+                let names = Set(dates.map(\.name))
+                for expected in [
+                    "signedDate", "purchaseDate", "originalPurchaseDate", "expiresDate", "revocationDate",
+                    "renewalDate",
+                    "recentSubscriptionStartDate", "gracePeriodExpiresDate", "attemptDate", "receiptCreationDate",
+                ] {
+                    #expect(names.contains(expected), "no \(expected) in the answers")
+                }
+                let fractional = dates.filter { !$0.value.allSatisfy(\.isNumber) && !$0.value.hasPrefix("-") }
+                #expect(fractional.isEmpty, "dates that are not whole milliseconds: \(fractional.prefix(5))")
 
-            // The same transaction carries the same dates in every answer.
-            let expiries = texts.compactMap { text -> String? in
-                guard text.contains(#""transactionId":"\#(subscription.transactionId)""#) else { return nil }
-                return text.firstMatch(of: /"expiresDate":([0-9]+)/).map { String($0.output.1) }
+                // The same transaction carries the same dates in every answer.
+                let expiries = texts.compactMap { text -> String? in
+                    guard text.contains(#""transactionId":"\#(subscription.transactionId)""#) else { return nil }
+                    return text.firstMatch(of: /"expiresDate":([0-9]+)/).map { String($0.output.1) }
+                }
+                #expect(expiries.count >= 3)
+                #expect(Set(expiries).count == 1, "\(expiries)")
             }
-            #expect(expiries.count >= 3)
-            #expect(Set(expiries).count == 1, "\(expiries)")
+        } catch {
+            await receiver.stop()
+            throw error
         }
+        await receiver.stop()
     }
 
     /// The App Store encoder writes whole milliseconds, rounding a date between two to the nearer.
