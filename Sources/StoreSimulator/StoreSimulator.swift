@@ -1,3 +1,4 @@
+public import AppStoreServer
 public import Foundation
 import Hummingbird
 public import Logging
@@ -29,13 +30,19 @@ public final class StoreSimulator: Sendable {
         public var appStore: AppStoreSimulation.Configuration
         /// Ids, Google's windows and Pub/Sub redelivery of the simulated Google Play.
         public var googlePlay: GooglePlaySimulation.Configuration
+        /// The real clock: simulated time runs on it, and the lifetimes of what real clients judge on
+        /// their own clock (API tokens, service-account assertions, access tokens, push tokens, OCSP
+        /// answers) are kept on it. Injected in tests.
+        public var wallClock: any WallClock
 
         public init(
             host: String = "127.0.0.1", port: Int = 0, start: Date? = nil, rate: Double = 1, directory: URL? = nil,
             logger: Logger = Logger(label: "storekeeper.simulator"),
             appStore: AppStoreSimulation.Configuration = AppStoreSimulation.Configuration(),
-            googlePlay: GooglePlaySimulation.Configuration = GooglePlaySimulation.Configuration()
+            googlePlay: GooglePlaySimulation.Configuration = GooglePlaySimulation.Configuration(),
+            wallClock: any WallClock = SystemWallClock()
         ) {
+            self.wallClock = wallClock
             self.appStore = appStore
             self.googlePlay = googlePlay
             self.host = host
@@ -76,6 +83,8 @@ public final class StoreSimulator: Sendable {
         var chain: TestCertificateChain
         var ocsp: TestOCSPResponder
         var task: Task<Void, any Error>
+        /// Where the root certificate (and service-account key files) are written.
+        var directory: URL
     }
 
     public let configuration: Configuration
@@ -91,7 +100,7 @@ public final class StoreSimulator: Sendable {
 
     public init(configuration: Configuration = Configuration()) {
         self.configuration = configuration
-        self.clock = SimulatorClock(start: configuration.start, rate: configuration.rate)
+        self.clock = SimulatorClock(start: configuration.start, rate: configuration.rate, real: configuration.wallClock)
         self.faults = FaultInjector()
         self.appStore = AppStoreSimulation(clock: clock, configuration: configuration.appStore)
         self.googleIdentity = GooglePlayIdentity(clock: clock)
@@ -115,7 +124,13 @@ public final class StoreSimulator: Sendable {
             .register(on: router)
         AppStoreControlRoutes(appStore: appStore).register(on: router)
         AppStoreOfferRoutes(appStore: appStore).register(on: router)
-        GooglePlayControlRoutes(googlePlay: googlePlay).register(on: router)
+        GooglePlayControlRoutes(
+            googlePlay: googlePlay,
+            makeServiceAccount: { [weak self] email, projectID in
+                guard let self else { throw HTTPError(.serviceUnavailable) }
+                return try self.writeServiceAccount(email: email, projectID: projectID)
+            }
+        ).register(on: router)
         let publisher = router.group(RouterPath(AndroidPublisherRoutes.prefix))
             .add(middleware: PlayRequestLogMiddleware(googlePlay: googlePlay))
             .add(middleware: FaultMiddleware(faults: faults))
@@ -179,9 +194,28 @@ public final class StoreSimulator: Sendable {
         googlePlay.startBackground()
         running.withLock {
             $0 = Running(
-                endpoints: endpoints, chain: chain, ocsp: TestOCSPResponder(chain: chain, clock: clock), task: task)
+                endpoints: endpoints, chain: chain,
+                ocsp: TestOCSPResponder(chain: chain, clock: clock, alsoCurrentOn: clock.wallClock), task: task,
+                directory: directory)
         }
         return endpoints
+    }
+
+    /// A new Google service account (``GooglePlayIdentity/makeServiceAccount(email:projectID:)``) whose
+    /// JSON key is written to the simulator's directory, next to the root certificate; returns the
+    /// account and the key file's path. The simulator must be running.
+    public func writeServiceAccount(
+        email: String? = nil, projectID: String? = nil
+    ) throws -> (account: GooglePlayIdentity.ServiceAccount, path: String) {
+        guard let directory = running.withLock({ $0?.directory }) else {
+            throw StartError(description: "the simulator is not running")
+        }
+        let account = try googleIdentity.makeServiceAccount(
+            email: email ?? GooglePlayIdentity.defaultServiceAccountEmail,
+            projectID: projectID ?? GooglePlayIdentity.defaultProjectID)
+        let path = directory.appendingPathComponent("service-account-\(account.privateKeyID.prefix(12)).json")
+        try account.jsonKey.write(to: path, options: .atomic)
+        return (account, path.path)
     }
 
     /// Runs a simulator for the duration of `body` and stops it afterwards, whether `body` returns or throws.

@@ -9,10 +9,13 @@ import StoreSimulator
 struct SimulatorCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "simulator",
-        abstract: "Run the store simulator on loopback and print its URLs and the path of its root certificate.",
+        abstract:
+            "Run the store simulator on loopback and print its URLs and the paths of its root certificate and Google service account key.",
         discussion: """
             The simulator signs everything with its own test chain; trust its root explicitly \
-            (--allow-root, or an allowed root in a server configuration). Stop it with Ctrl-C or SIGTERM.
+            (--allow-root, or an allowed root in a server configuration). Google's client libraries \
+            authenticate with the service account key file it writes (its token_uri is the simulator). \
+            Stop it with Ctrl-C or SIGTERM.
             """
     )
 
@@ -22,7 +25,7 @@ struct SimulatorCommand: AsyncParsableCommand {
     @Option(help: "Simulated seconds per real second (86400 runs a day per second).")
     var rate: Double = 1
 
-    @Option(help: "Where to write the root certificate (default: a new temporary directory).")
+    @Option(help: "Where to write the root certificate and service account key (default: a new temporary directory).")
     var directory: String?
 
     func run() async throws {
@@ -46,12 +49,15 @@ struct SimulatorService: Service {
 
     func run() async throws {
         let endpoints = try await simulator.start()
+        let serviceAccount = try simulator.writeServiceAccount()
         // Written unbuffered: scripts read these lines while the simulator runs.
         let announcement = [
             "simulator: \(endpoints.baseURL)",
             "control: \(endpoints.controlURL)",
             "ocsp: \(endpoints.ocspURL)",
             "root certificate: \(endpoints.rootCertificatePath)",
+            "google service account: \(serviceAccount.path)",
+            "google jwks: \(endpoints.baseURL)\(GooglePlayIdentity.certsPath)",
         ]
         FileHandle.standardOutput.write(Data((announcement.joined(separator: "\n") + "\n").utf8))
         try? await gracefulShutdown()

@@ -67,7 +67,7 @@ import Testing
             var state = try await c.client.subscription(packageName: Self.package, token: token)
             #expect(state.subscriptionState == .active)
             #expect(state.acknowledgementState == .pending)
-            #expect(state.latestOrderId == purchase.orderId)
+            #expect(state.lineItems?.first?.latestSuccessfulOrderId == purchase.orderId)
 
             try await c.client.acknowledgeSubscription(
                 packageName: Self.package, subscriptionId: "premium", token: token, developerPayload: "p")

@@ -56,7 +56,10 @@ import _CryptoExtras
     func withFixture(
         refreshInterval: TimeInterval = 60, jwksURL: String? = nil, _ body: (Fixture) async throws -> Void
     ) async throws {
-        try await StoreSimulator.withRunning(configuration: .init(start: Self.start, rate: 0)) { simulator, _ in
+        // The real clock stopped at the simulated start too: push tokens are current on both clocks,
+        // so with both at the same time their lifetime is the simulated clock's.
+        let configuration = StoreSimulator.Configuration(start: Self.start, rate: 0, wallClock: ManualClock(Self.start))
+        try await StoreSimulator.withRunning(configuration: configuration) { simulator, _ in
             let identity = simulator.googleIdentity
             try identity.addPushSigningKey()
             let url: String

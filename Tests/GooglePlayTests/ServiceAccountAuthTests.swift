@@ -195,6 +195,44 @@ import _CryptoExtras
         }
     }
 
+    /// google-auth and Google's other libraries put Google's own token URL in the assertion's `aud`
+    /// whatever `token_uri` they post to; the simulator accepts it, and still refuses any other.
+    @Test func acceptsGooglesDocumentedAudience() async throws {
+        try await withIdentity { simulator, identity, account in
+            let tokenURL = try #require(identity.tokenURL)
+            let object = try #require(try JSONSerialization.jsonObject(with: account.jsonKey) as? [String: Any])
+            let key = try _RSA.Signing.PrivateKey(pemRepresentation: try #require(object["private_key"] as? String))
+            func exchange(audience: String) async throws -> (status: Int, body: String) {
+                let iat = Int(Date().timeIntervalSince1970)
+                let assertion = try CompactJWT.signRS256(
+                    header: ["alg": "RS256", "typ": "JWT", "kid": account.privateKeyID],
+                    claims: [
+                        "iss": account.email, "aud": audience, "iat": iat, "exp": iat + 3600,
+                        "scope": "https://www.googleapis.com/auth/androidpublisher",
+                    ],
+                    key: key)
+                var request = HTTPClientRequest(url: tokenURL)
+                request.method = .POST
+                request.headers.add(name: "Content-Type", value: "application/x-www-form-urlencoded")
+                request.body = .bytes(
+                    ByteBuffer(
+                        string: "grant_type=urn%3Aietf%3Aparams%3Aoauth%3Agrant-type%3Ajwt-bearer&assertion="
+                            + assertion))
+                let response = try await HTTPClient.shared.execute(request, timeout: .seconds(10))
+                let body = try await response.body.collect(upTo: 1 << 16)
+                return (Int(response.status.code), String(buffer: body))
+            }
+            let google = try await exchange(audience: "https://oauth2.googleapis.com/token")
+            #expect(google.status == 200, "\(google.body)")
+            #expect(google.body.contains("access_token"))
+            #expect(try await exchange(audience: tokenURL).status == 200)
+            let other = try await exchange(audience: "https://oauth2.example.com/token")
+            #expect(other.status == 400)
+            #expect(other.body.contains("audience"))
+            #expect(identity.issuedAccessTokenCount == 2)
+        }
+    }
+
     @Test func networkFailureIsRetryable() async throws {
         try await withIdentity { simulator, _, account in
             let unreachable = try editing(account.jsonKey, ["token_uri": "http://127.0.0.1:1/token"])

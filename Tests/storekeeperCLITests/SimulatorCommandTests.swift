@@ -14,10 +14,10 @@ import Testing
         try process.run()
         defer { if process.isRunning { process.terminate() } }
 
-        // Read until the four announcement lines are in (bounded: the loop gives up after 20 s).
+        // Read until the six announcement lines are in (bounded: the loop gives up after 20 s).
         var text = ""
         let deadline = Date().addingTimeInterval(20)
-        while text.split(separator: "\n").count < 4, Date() < deadline {
+        while text.split(separator: "\n").count < 6, Date() < deadline {
             let chunk = output.fileHandleForReading.availableData
             if chunk.isEmpty { break }
             text += String(decoding: chunk, as: UTF8.self)
@@ -34,6 +34,16 @@ import Testing
         // The root it wrote is a certificate a verifier can trust explicitly.
         let rootPath = try #require(lines["root certificate"])
         _ = try TrustedRoots(appleRootFiles: [], allowedRootFiles: [rootPath])
+        // The Google service account key it wrote, next to the root, points at its token endpoint.
+        let keyPath = try #require(lines["google service account"])
+        let key = try #require(
+            try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: keyPath))) as? [String: Any])
+        #expect(key["type"] as? String == "service_account")
+        #expect(key["token_uri"] as? String == baseURL + "/google/oauth2/token")
+        #expect(
+            URL(fileURLWithPath: keyPath).deletingLastPathComponent()
+                == URL(fileURLWithPath: rootPath).deletingLastPathComponent())
+        #expect(lines["google jwks"] == baseURL + "/google/oauth2/v3/certs")
 
         kill(process.processIdentifier, SIGTERM)
         process.waitUntilExit()

@@ -12,7 +12,10 @@ public struct SubscriptionPurchaseV2: Codable, Hashable, Sendable {
     public var startTime: String?
     /// Current state of the subscription.
     public var subscriptionState: SubscriptionState?
-    /// Deprecated: use `lineItems[].latestSuccessfulOrderId`. Latest order id of the purchase.
+    /// Latest order id of the purchase. No longer a field of `SubscriptionPurchaseV2` in Google's
+    /// discovery document: it was replaced by `lineItems[].latestSuccessfulOrderId`, which current
+    /// answers carry instead. Kept only so an older answer that still sends it decodes; read it as
+    /// a fallback after `latestSuccessfulOrderId`, and don't send it.
     public var latestOrderId: String?
     /// Purchase token of the old subscription this one replaces (re-signup, upgrade, downgrade, conversion, top-up).
     public var linkedPurchaseToken: String?

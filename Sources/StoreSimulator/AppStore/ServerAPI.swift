@@ -26,9 +26,10 @@ extension AppStoreSimulation {
 
     /// The app the bearer token names, as the API host called serves it: its `environment` is the
     /// host's (`host` nil: the base URL, which serves the app's default environment). Every answer
-    /// is about that environment only; the other one's purchases are unknown there.
+    /// is about that environment only; the other one's purchases are unknown there. Tokens are
+    /// judged on the wall clock (a client can't know the simulated time) or the simulated one.
     func apiAuthenticate(_ authorization: String?, host: Environment? = nil) throws(APIFailure) -> SimulatedApp {
-        let now = clock.now()
+        let now = [clock.wallClock.now(), clock.now()]
         let keys = state.withLock { $0.apiKeys }
         guard let bundleId = try? APIAuthenticator.authenticate(authorization: authorization, keys: keys, now: now),
             var app = state.withLock({ $0.apps[bundleId] })

@@ -10,6 +10,10 @@ public import X509
 ///
 /// It is also an ``OCSPTransport``, so a verifier can query it in-process; the store simulator
 /// serves the same answers over HTTP.
+///
+/// Like Apple's responder, it identifies itself by key hash (`responderID` `byKey`: the SHA-1 of the
+/// signing key's `subjectPublicKey`), which Apple's App Store Server Libraries and swift-certificates
+/// both match against the issuer.
 public final class TestOCSPResponder: OCSPTransport {
     /// What the responder says about a certificate.
     public enum Status: Sendable, Hashable {
@@ -25,11 +29,20 @@ public final class TestOCSPResponder: OCSPTransport {
 
     let chain: TestCertificateChain
     let clock: any WallClock
+    let otherClock: (any WallClock)?
     private let state = Mutex<(statuses: [[UInt8]: Status], queries: Int, forges: Bool)>(([:], 0, false))
 
-    public init(chain: TestCertificateChain, clock: any WallClock = SystemWallClock()) {
+    /// - Parameters:
+    ///   - clock: the clock answers are dated on.
+    ///   - alsoCurrentOn: another clock the answers must be current on (the store simulator's real
+    ///     clock, when `clock` is the simulated one): `thisUpdate` and `producedAt` are before the
+    ///     earlier of both nows, `nextUpdate` a day after the later one.
+    public init(
+        chain: TestCertificateChain, clock: any WallClock = SystemWallClock(), alsoCurrentOn: (any WallClock)? = nil
+    ) {
         self.chain = chain
         self.clock = clock
+        self.otherClock = alsoCurrentOn
     }
 
     /// Sets the status reported for `certificate` (good by default).
@@ -54,23 +67,31 @@ public final class TestOCSPResponder: OCSPTransport {
     public func respond(to request: [UInt8]) throws -> [UInt8] {
         let certID = try Self.firstCertID(in: request)
         let serial = try Self.serialNumber(ofCertID: certID)
-        let (status, signerKey, signerName): (Status, P256.Signing.PrivateKey, DistinguishedName) =
+        // A forged answer names the real issuer's key but is signed with another one.
+        let (status, signerKey, issuerKey): (Status, P256.Signing.PrivateKey, P256.Signing.PublicKey) =
             try state.withLock { state in
                 state.queries += 1
                 let status = state.statuses[serial] ?? .good
                 if serial == Array(chain.leaf.serialNumber.bytes) {
-                    return (
-                        status, state.forges ? P256.Signing.PrivateKey() : chain.intermediateKey,
-                        chain.intermediate.subject
-                    )
+                    let key = chain.intermediateKey
+                    return (status, state.forges ? P256.Signing.PrivateKey() : key, key.publicKey)
                 }
                 if serial == Array(chain.intermediate.serialNumber.bytes) {
-                    return (status, state.forges ? P256.Signing.PrivateKey() : chain.rootKey, chain.root.subject)
+                    let key = chain.rootKey
+                    return (status, state.forges ? P256.Signing.PrivateKey() : key, key.publicKey)
                 }
                 throw RequestError(description: "no certificate with that serial number in this chain")
             }
+        let nows = [clock.now()] + (otherClock.map { [$0.now()] } ?? [])
         return try Self.response(
-            certID: certID, status: status, signerKey: signerKey, signerName: signerName, now: clock.now())
+            certID: certID, status: status, signerKey: signerKey, responderKeyHash: Self.keyHash(issuerKey),
+            earliest: nows.min() ?? clock.now(), latest: nows.max() ?? clock.now())
+    }
+
+    /// RFC 6960 `KeyHash`: the SHA-1 of the key's `subjectPublicKey` BIT STRING contents (for P-256,
+    /// the uncompressed point).
+    static func keyHash(_ key: P256.Signing.PublicKey) -> [UInt8] {
+        Array(Insecure.SHA1.hash(data: key.x963Representation))
     }
 
     // MARK: DER
@@ -105,13 +126,18 @@ public final class TestOCSPResponder: OCSPTransport {
     }
 
     static func response(
-        certID: ASN1Node, status: Status, signerKey: P256.Signing.PrivateKey, signerName: DistinguishedName, now: Date
+        certID: ASN1Node, status: Status, signerKey: P256.Signing.PrivateKey, responderKeyHash: [UInt8],
+        earliest: Date, latest: Date
     ) throws -> [UInt8] {
         var tbs = DER.Serializer()
         try tbs.appendConstructedNode(identifier: .sequence) { data in
-            // responderID: byName [1] EXPLICIT Name
-            try data.serialize(signerName, explicitlyTaggedWithTagNumber: 1, tagClass: .contextSpecific)
-            try data.serialize(generalizedTime(now.addingTimeInterval(-60)))  // producedAt
+            // responderID: byKey [2] EXPLICIT KeyHash (OCTET STRING)
+            try data.serialize(
+                explicitlyTaggedWithTagNumber: 2, tagClass: .contextSpecific
+            ) { tagged in
+                try tagged.serialize(ASN1OctetString(contentBytes: ArraySlice(responderKeyHash)))
+            }
+            try data.serialize(generalizedTime(earliest.addingTimeInterval(-60)))  // producedAt
             try data.appendConstructedNode(identifier: .sequence) { responses in
                 try responses.appendConstructedNode(identifier: .sequence) { single in
                     single.serialize(certID)
@@ -131,9 +157,9 @@ public final class TestOCSPResponder: OCSPTransport {
                             _ in
                         }
                     }
-                    try single.serialize(generalizedTime(now.addingTimeInterval(-3600)))  // thisUpdate
+                    try single.serialize(generalizedTime(earliest.addingTimeInterval(-3600)))  // thisUpdate
                     try single.serialize(  // nextUpdate
-                        generalizedTime(now.addingTimeInterval(86_400)), explicitlyTaggedWithTagNumber: 0,
+                        generalizedTime(latest.addingTimeInterval(86_400)), explicitlyTaggedWithTagNumber: 0,
                         tagClass: .contextSpecific)
                 }
             }

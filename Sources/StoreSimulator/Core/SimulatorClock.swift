@@ -5,6 +5,12 @@ import Synchronization
 /// The simulator's notion of now: starts at a chosen date and runs `rate` times faster than the
 /// real clock, and can be moved forward by hand. Stores' lifecycles (renewals, grace periods,
 /// Google's 3-day acknowledgement window) happen on this clock.
+///
+/// Its now is always a whole millisecond (the stores' wire precision), so a date the simulator
+/// stores and later sends is the same wherever it appears, at any rate.
+///
+/// What real clients judge on their own clock — the lifetimes of their API tokens and assertions,
+/// access tokens, push tokens, OCSP answers — goes by ``wallClock`` instead.
 public final class SimulatorClock: WallClock {
     struct State {
         var realAnchor: Date
@@ -27,8 +33,11 @@ public final class SimulatorClock: WallClock {
 
     public func now() -> Date {
         let realNow = real.now()
-        return state.withLock { Self.simulated(at: realNow, $0) }
+        return Self.wholeMilliseconds(state.withLock { Self.simulated(at: realNow, $0) })
     }
+
+    /// The real clock this clock runs on: what clients outside the simulation call now.
+    public var wallClock: any WallClock { real }
 
     /// Simulated seconds per real second.
     public var rate: Double { state.withLock { $0.rate } }
@@ -50,6 +59,11 @@ public final class SimulatorClock: WallClock {
             state.realAnchor = realNow
             state.rate = max(0, rate)
         }
+    }
+
+    /// `date` rounded to the nearer whole millisecond.
+    static func wholeMilliseconds(_ date: Date) -> Date {
+        Date(timeIntervalSince1970: (date.timeIntervalSince1970 * 1000).rounded() / 1000)
     }
 
     private static func simulated(at realNow: Date, _ state: State) -> Date {

@@ -157,6 +157,37 @@ extension GooglePlaySimulation {
         }
     }
 
+    /// `purchases.subscriptions.cancel` (v1): cancels as the developer; the subscription stays valid
+    /// until its expiry.
+    func apiCancelSubscriptionV1(packageName: String, subscriptionId: String, token: String) throws(PlayAPIFailure) {
+        try api(packageName) { (state, now) throws(PlayAPIFailure) in
+            let record = try state.subscription(token, packageName: packageName)
+            guard record.productId == subscriptionId else {
+                throw .invalid(
+                    "purchaseTokenDoesNotMatchSubscriptionId", "The purchase token does not match the subscription ID.")
+            }
+            do throws(GooglePlaySimulationError) {
+                try state.cancel(token, by: .developer, at: now)
+            } catch {
+                throw .invalid("subscriptionNotCancelable", error.description)
+            }
+        }
+    }
+
+    /// `orders.refund`: refunds the order as the developer (voided purchase, source developer); with
+    /// `revoke` the purchase also ends now.
+    func apiRefundOrder(packageName: String, orderId: String, revoke: Bool) throws(PlayAPIFailure) {
+        try api(packageName) { (state, _) throws(PlayAPIFailure) in
+            guard let order = state.orders[orderId], order.packageName == packageName else { throw .orderNotFound }
+        }
+        do throws(GooglePlaySimulationError) {
+            try refund(orderId: orderId, revoke: revoke, reason: .other, source: .developer)
+        } catch {
+            if case .unknownOrder = error { throw .orderNotFound }
+            throw .invalid("orderNotRefundable", error.description)
+        }
+    }
+
     func apiProductV1(packageName: String, productId: String, token: String) throws(PlayAPIFailure)
         -> ProductPurchase
     {

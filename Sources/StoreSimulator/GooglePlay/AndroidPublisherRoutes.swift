@@ -56,10 +56,19 @@ struct AndroidPublisherRoutes {
                 let (package, segment) = try Self.packageAndToken(context)
                 let productId = context.parameters.get("productId") ?? ""
                 let (token, method) = Self.split(segment)
-                guard method == "acknowledge" else { throw Self.unknownMethod(method) }
-                let payload = Self.decode(SubscriptionPurchasesAcknowledgeRequest.self, body)?.developerPayload
-                try googlePlay.apiAcknowledgeSubscription(
-                    packageName: package, subscriptionId: productId, token: token, payload: payload)
+                switch method {
+                case "acknowledge":
+                    let payload = Self.decode(SubscriptionPurchasesAcknowledgeRequest.self, body)?.developerPayload
+                    try googlePlay.apiAcknowledgeSubscription(
+                        packageName: package, subscriptionId: productId, token: token, payload: payload)
+                case "cancel":
+                    try googlePlay.apiCancelSubscriptionV1(
+                        packageName: package, subscriptionId: productId, token: token)
+                case "defer":
+                    throw Self.notSimulated(request)
+                default:
+                    throw Self.unknownMethod(method)
+                }
                 return .empty
             }
         }
@@ -109,6 +118,24 @@ struct AndroidPublisherRoutes {
                 let package = context.parameters.get("packageName") ?? ""
                 let orderId = Self.decoded(context.parameters.get("orderId") ?? "")
                 return .json(try googlePlay.apiOrder(packageName: package, orderId: orderId))
+            }
+        }
+        group.post(RouterPath(":packageName/orders/:orderId")) { request, context in
+            authorized(request) { () throws(PlayAPIFailure) in
+                let package = context.parameters.get("packageName") ?? ""
+                let (orderId, method) = Self.split(Self.decoded(context.parameters.get("orderId") ?? ""))
+                guard method == "refund" else {
+                    throw method == "reviewrefund" ? Self.notSimulated(request) : Self.unknownMethod(method)
+                }
+                let revoke = request.uri.queryParameters.get("revoke") == "true"
+                try googlePlay.apiRefundOrder(packageName: package, orderId: orderId, revoke: revoke)
+                return .empty
+            }
+        }
+        // Every other Android Publisher call: Google's answer for a method a service does not implement.
+        for method in [HTTPRequest.Method.get, .post, .put, .patch, .delete] {
+            group.on(RouterPath(":packageName/**"), method: method) { request, _ in
+                authorized(request) { () throws(PlayAPIFailure) in throw Self.notSimulated(request) }
             }
         }
     }
@@ -164,6 +191,14 @@ struct AndroidPublisherRoutes {
     static func split(_ segment: String) -> (String, String) {
         guard let colon = segment.lastIndex(of: ":") else { return (segment, "") }
         return (String(segment[..<colon]), String(segment[segment.index(after: colon)...]))
+    }
+
+    /// An Android Publisher call Google serves and the simulator does not: Google's answer for a
+    /// method a service does not implement (501 `UNIMPLEMENTED`).
+    static func notSimulated(_ request: Request) -> PlayAPIFailure {
+        PlayAPIFailure(
+            status: 501, googleStatus: "UNIMPLEMENTED", reason: "notImplemented",
+            message: "\(request.method) \(request.uri.path) is not simulated (see docs/simulator.md).")
     }
 
     static func unknownMethod(_ method: String) -> PlayAPIFailure {

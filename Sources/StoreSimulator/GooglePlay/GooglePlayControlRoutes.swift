@@ -6,6 +6,24 @@ import Hummingbird
 /// in other languages. Mirrors ``GooglePlaySimulation``'s Swift API.
 struct GooglePlayControlRoutes {
     let googlePlay: GooglePlaySimulation
+    /// Creates a service account key and writes its key file (``StoreSimulator/writeServiceAccount(email:projectID:)``).
+    let makeServiceAccount:
+        @Sendable (_ email: String?, _ projectID: String?) throws -> (
+            account: GooglePlayIdentity.ServiceAccount, path: String
+        )
+
+    struct ServiceAccountRequest: Decodable {
+        var email: String?
+        var projectId: String?
+    }
+
+    /// A new service account key: where its key file is, and the file's contents.
+    struct ServiceAccountCreated: ResponseEncodable {
+        var email: String
+        var privateKeyId: String
+        var keyFile: String
+        var key: [String: String]
+    }
 
     struct SubscriptionPurchase: Decodable {
         var packageName: String
@@ -92,6 +110,13 @@ struct GooglePlayControlRoutes {
             let product = try await request.decode(as: SimulatedPlayProduct.self, context: context)
             try run { () throws(GooglePlaySimulationError) in try googlePlay.addProduct(product) }
             return Wrapped(value: product)
+        }
+        control.post("service-accounts") { request, context in
+            let body = try await request.decode(as: ServiceAccountRequest.self, context: context)
+            let (account, path) = try makeServiceAccount(body.email, body.projectId)
+            let key = (try? JSONDecoder().decode([String: String].self, from: account.jsonKey)) ?? [:]
+            return ServiceAccountCreated(
+                email: account.email, privateKeyId: account.privateKeyID, keyFile: path, key: key)
         }
         control.post("subscription-purchases") { request, context in
             let body = try await request.decode(as: SubscriptionPurchase.self, context: context)

@@ -14,11 +14,15 @@ import _CryptoExtras
 /// - a Swift API to mint those push tokens, and to create service-account JSON keys whose
 ///   `token_uri` is this simulator.
 ///
-/// Times are judged on the simulator's clock.
+/// Times that real clients judge, or that they cannot know, go by the real clock
+/// (``SimulatorClock/wallClock``), not the simulated one: an assertion is accepted when its `iat` and
+/// `exp` are current on the real clock (or, for a client sharing the simulator's clock such as the
+/// demo's server, on the simulated clock); access tokens live `accessTokenLifetime` real seconds;
+/// push tokens are current on both clocks.
 public final class GooglePlayIdentity: Sendable {
     /// How the identity behaves.
     public struct Configuration: Sendable {
-        /// `expires_in` of issued access tokens, in simulated seconds.
+        /// `expires_in` of issued access tokens, in real seconds.
         public var accessTokenLifetime: TimeInterval
         /// Tolerated clock difference when checking assertions' `iat` and `exp`.
         public var assertionSkew: TimeInterval
@@ -49,6 +53,9 @@ public final class GooglePlayIdentity: Sendable {
 
     /// The token endpoint's path.
     public static let tokenPath = "/google/oauth2/token"
+    /// Google's token endpoint: google-auth and Google's other libraries put it in every assertion's
+    /// `aud`, whatever `token_uri` they post to, so the simulator accepts it as well as its own URL.
+    public static let googleTokenURL = "https://oauth2.googleapis.com/token"
     /// The push-signing JWKS path.
     public static let certsPath = "/google/oauth2/v3/certs"
     /// A simulator-only probe that answers 200 for a valid access token and 401 otherwise, the way
@@ -66,7 +73,9 @@ public final class GooglePlayIdentity: Sendable {
     }
 
     struct State {
-        var accounts: [String: _RSA.Signing.PublicKey] = [:]
+        /// The public keys of each service account (a new key for an existing account is added, as
+        /// the Cloud console does: earlier key files keep working).
+        var accounts: [String: [_RSA.Signing.PublicKey]] = [:]
         var tokens: [String: IssuedToken] = [:]
         var issuedCount = 0
         var jwksRequestCount = 0
@@ -101,11 +110,17 @@ public final class GooglePlayIdentity: Sendable {
     /// How many times the JWKS was requested.
     public var jwksRequestCount: Int { state.withLock { $0.jwksRequestCount } }
 
-    /// Creates a service account with a new 2048-bit RSA key, registers its public key with the
-    /// token endpoint and returns its JSON key. The simulator must be running.
+    /// The service account ``makeServiceAccount(email:projectID:)`` creates by default.
+    public static let defaultServiceAccountEmail = "storekeeper@storekeeper-simulator.iam.gserviceaccount.com"
+    /// The project ``makeServiceAccount(email:projectID:)`` puts it in by default.
+    public static let defaultProjectID = "storekeeper-simulator"
+
+    /// Creates a service account key — a new 2048-bit RSA key for `email` (an account that already
+    /// has keys keeps them) — registers its public key with the token endpoint and returns its JSON
+    /// key. The simulator must be running.
     public func makeServiceAccount(
-        email: String = "storekeeper@storekeeper-simulator.iam.gserviceaccount.com",
-        projectID: String = "storekeeper-simulator"
+        email: String = GooglePlayIdentity.defaultServiceAccountEmail,
+        projectID: String = GooglePlayIdentity.defaultProjectID
     ) throws -> ServiceAccount {
         guard let tokenURL else { throw Failure(description: "the simulator is not running") }
         let key = try _RSA.Signing.PrivateKey(keySize: .bits2048)
@@ -117,13 +132,13 @@ public final class GooglePlayIdentity: Sendable {
             "auth_uri": "https://accounts.google.com/o/oauth2/auth", "token_uri": tokenURL,
         ]
         let data = try JSONSerialization.data(withJSONObject: json, options: [.prettyPrinted, .sortedKeys])
-        state.withLock { $0.accounts[email] = key.publicKey }
+        state.withLock { $0.accounts[email, default: []].append(key.publicKey) }
         return ServiceAccount(email: email, privateKeyID: keyID, jsonKey: data)
     }
 
-    /// Whether `token` was issued here, is not revoked and has not expired on the simulator's clock.
+    /// Whether `token` was issued here, is not revoked and has not expired (on the real clock).
     public func isValidAccessToken(_ token: String) -> Bool {
-        let now = clock.now()
+        let now = clock.wallClock.now()
         return state.withLock { $0.tokens[token].map { now < $0.expiresAt } ?? false }
     }
 
@@ -156,20 +171,22 @@ public final class GooglePlayIdentity: Sendable {
     ///   - audience: `aud`, the push subscription's configured audience.
     ///   - email: the push service account (`email`).
     ///   - emailVerified: `email_verified`.
-    ///   - issuedAt: `iat` (default: the simulator's now).
-    ///   - expiresIn: `exp - iat`.
+    ///   - issuedAt: `iat`; by default the token is current on both clocks: `iat` is the earlier of
+    ///     the real and the simulated now, `exp` is `expiresIn` after the later one (a receiver on
+    ///     the real clock and one on the simulated clock both accept it).
+    ///   - expiresIn: `exp - iat` when `issuedAt` is given.
     ///   - keyID: the JWKS key to sign with (default: the newest; one is created if there is none).
     ///   - issuer: `iss`.
     public func makePushToken(
         audience: String, email: String, emailVerified: Bool = true, issuedAt: Date? = nil,
         expiresIn: TimeInterval = 3600, keyID: String? = nil, issuer: String = "https://accounts.google.com"
     ) throws -> String {
-        let iat = Int((issuedAt ?? clock.now()).timeIntervalSince1970.rounded(.down))
+        let (iat, exp) = tokenTimes(issuedAt: issuedAt, expiresIn: expiresIn)
         let digest = email.utf8.reduce(UInt64(14_695_981_039_346_656_037)) { ($0 ^ UInt64($1)) &* 1_099_511_628_211 }
         let subject = "1" + String(digest % 100_000_000_000_000_000)
         let claims: [String: Any] = [
             "aud": audience, "azp": subject, "email": email, "email_verified": emailVerified,
-            "exp": iat + Int(expiresIn), "iat": iat, "iss": issuer, "sub": subject,
+            "exp": exp, "iat": iat, "iss": issuer, "sub": subject,
         ]
         return try makePushToken(claims: claims, keyID: keyID)
     }
@@ -189,18 +206,37 @@ public final class GooglePlayIdentity: Sendable {
                 return created
             }
         }
-        let iat = Int(clock.now().timeIntervalSince1970.rounded(.down))
+        let (iat, exp) = tokenTimes(issuedAt: nil, expiresIn: 3600)
         let claims: [String: Any] = [
-            "aud": audience, "email": email, "email_verified": true, "exp": iat + 3600, "iat": iat,
+            "aud": audience, "email": email, "email_verified": true, "exp": exp, "iat": iat,
             "iss": "https://accounts.google.com", "sub": "100000000000000000000",
         ]
         return try CompactJWT.signRS256(
             header: ["alg": "RS256", "kid": signing.id, "typ": "JWT"], claims: claims, key: signing.key)
     }
 
+    /// A push token's `iat` and `exp` (seconds since 1970): from `issuedAt` if given, else spanning the
+    /// real and the simulated now.
+    private func tokenTimes(issuedAt: Date?, expiresIn: TimeInterval) -> (iat: Int, exp: Int) {
+        func seconds(_ date: Date) -> Int { Int(date.timeIntervalSince1970.rounded(.down)) }
+        if let issuedAt { return (seconds(issuedAt), seconds(issuedAt) + Int(expiresIn)) }
+        let real = clock.wallClock.now()
+        let simulated = clock.now()
+        return (seconds(min(real, simulated)), seconds(max(real, simulated)) + Int(expiresIn))
+    }
+
+    /// Adds a push-signing key if there is none (once, however many callers race).
+    private func ensurePushSigningKey() throws {
+        guard state.withLock({ $0.pushKeys.isEmpty }) else { return }
+        let key = PushKey(id: Self.randomHex(20), key: try _RSA.Signing.PrivateKey(keySize: .bits2048))
+        state.withLock { state in
+            if state.pushKeys.isEmpty { state.pushKeys.append(key) }
+        }
+    }
+
     /// Signs an arbitrary claim set as a push token (for tests of unusual or missing claims).
     public func makePushToken(claims: [String: Any], keyID: String? = nil) throws -> String {
-        if state.withLock({ $0.pushKeys.isEmpty }) { try addPushSigningKey() }
+        try ensurePushSigningKey()
         let signing: PushKey? = state.withLock { state in
             keyID.map { id in state.pushKeys.first { $0.id == id } } ?? state.pushKeys.last
         }
@@ -218,6 +254,9 @@ public final class GooglePlayIdentity: Sendable {
             return tokenResponse(to: String(buffer: body))
         }
         router.get(RouterPath(String(Self.certsPath.dropFirst()))) { [self] _, _ -> Response in
+            // Google always serves its keys: the JWKS has one before the first push (made on first
+            // use, as generating an RSA key is slow).
+            try? ensurePushSigningKey()
             let pushKeys = state.withLock { state in
                 state.jwksRequestCount += 1
                 return state.pushKeys
@@ -234,7 +273,7 @@ public final class GooglePlayIdentity: Sendable {
         router.get(RouterPath(String(Self.authCheckPath.dropFirst()))) { [self] request, _ -> Response in
             let header = request.headers[.authorization] ?? ""
             let token = header.hasPrefix("Bearer ") ? String(header.dropFirst(7)) : ""
-            let now = clock.now()
+            let now = clock.wallClock.now()
             guard let issued = state.withLock({ $0.tokens[token] }), now < issued.expiresAt else {
                 return Self.unauthenticated()
             }
@@ -280,24 +319,27 @@ public final class GooglePlayIdentity: Sendable {
             return Self.oauthError("invalid_grant", "Invalid JWT: alg must be RS256")
         }
         guard let email = jwt.claims["iss"] as? String,
-            let publicKey = state.withLock({ $0.accounts[email] })
+            let publicKeys = state.withLock({ $0.accounts[email] })
         else {
             return Self.oauthError("invalid_grant", "Invalid grant: account not found")
         }
-        guard jwt.hasValidRS256Signature(for: publicKey) else {
+        guard publicKeys.contains(where: { jwt.hasValidRS256Signature(for: $0) }) else {
             return Self.oauthError("invalid_grant", "Invalid JWT Signature.")
         }
-        guard let audience = jwt.claims["aud"] as? String, audience == tokenURL else {
+        guard let audience = jwt.claims["aud"] as? String, audience == tokenURL || audience == Self.googleTokenURL
+        else {
             return Self.oauthError("invalid_grant", "Invalid JWT: Failed audience check.")
         }
         guard let scope = jwt.claims["scope"] as? String, !scope.trimmingCharacters(in: .whitespaces).isEmpty else {
             return Self.oauthError("invalid_scope", "Invalid OAuth scope or ID token audience provided.")
         }
-        let now = clock.now()
+        let now = clock.wallClock.now()
         let skew = configuration.assertionSkew
         guard let issuedAt = jwt.numericDate("iat"), let expiresAt = jwt.numericDate("exp"),
-            issuedAt.timeIntervalSince(now) <= skew, now.timeIntervalSince(expiresAt) <= skew,
-            expiresAt > issuedAt, expiresAt.timeIntervalSince(issuedAt) <= 3600
+            expiresAt > issuedAt, expiresAt.timeIntervalSince(issuedAt) <= 3600,
+            [now, clock.now()].contains(where: {
+                issuedAt.timeIntervalSince($0) <= skew && $0.timeIntervalSince(expiresAt) <= skew
+            })
         else {
             return Self.oauthError(
                 "invalid_grant",

@@ -30,7 +30,6 @@ enum PlayAnswers {
         answer.regionCode = app?.regionCode ?? "US"
         answer.startTime = record.startTime.map(time)
         answer.subscriptionState = record.subscriptionState
-        answer.latestOrderId = record.latestOrderId
         answer.linkedPurchaseToken = record.linkedPurchaseToken
         answer.acknowledgementState = record.acknowledged ? .acknowledged : .pending
         answer.testPurchase = record.options.testPurchase ? TestPurchase() : nil
@@ -71,6 +70,8 @@ enum PlayAnswers {
             item.prepaidPlan = PrepaidPlan()
         }
         item.offerDetails = OfferDetails(basePlanId: record.basePlanId, offerId: record.options.offerId)
+        // The latest order is only here: `SubscriptionPurchaseV2.latestOrderId` is no longer a field of
+        // Google's resource.
         item.latestSuccessfulOrderId = record.latestOrderId
         answer.lineItems = [item]
         answer.etag = etag(record)

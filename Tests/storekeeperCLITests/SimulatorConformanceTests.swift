@@ -1,0 +1,82 @@
+import Foundation
+import Testing
+
+/// The conformance suite in `Conformance/`: Apple's App Store Server Library and Google's API client
+/// with google-auth (Python, from PyPI) driving `storekeeper simulator` over HTTP only, as a user's
+/// test suite in another language would.
+///
+/// It runs with the Python named by `STOREKEEPER_CONFORMANCE_PYTHON` (a virtual environment with
+/// `Conformance/requirements.txt` installed; `.ci/run` makes one) and is skipped, saying why, where
+/// that variable is unset or that Python lacks the packages.
+@Suite struct SimulatorConformanceTests {
+    /// The package's root directory (this file is `Tests/storekeeperCLITests/…`).
+    static let packageRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
+        .deletingLastPathComponent().deletingLastPathComponent()
+
+    /// The interpreter to use, or why the suite cannot run.
+    static let python: Result<String, SkipReason> = {
+        guard let python = ProcessInfo.processInfo.environment["STOREKEEPER_CONFORMANCE_PYTHON"], !python.isEmpty
+        else {
+            return .failure(
+                SkipReason(
+                    "STOREKEEPER_CONFORMANCE_PYTHON is not set (a Python with Conformance/requirements.txt; bash .ci/run makes one)"
+                ))
+        }
+        let probe = Process()
+        probe.executableURL = URL(fileURLWithPath: python)
+        probe.arguments = ["-c", "import appstoreserverlibrary, googleapiclient, google.auth, pytest"]
+        probe.standardOutput = FileHandle.nullDevice
+        probe.standardError = FileHandle.nullDevice
+        do {
+            try probe.run()
+            probe.waitUntilExit()
+        } catch {
+            return .failure(SkipReason("STOREKEEPER_CONFORMANCE_PYTHON (\(python)) cannot be run: \(error)"))
+        }
+        guard probe.terminationStatus == 0 else {
+            return .failure(
+                SkipReason(
+                    "\(python) lacks the packages of Conformance/requirements.txt (pip install -r Conformance/requirements.txt)"
+                ))
+        }
+        return .success(python)
+    }()
+
+    struct SkipReason: Error {
+        var text: String
+        init(_ text: String) { self.text = text }
+    }
+
+    static var available: Bool { (try? python.get()) != nil }
+    static var skipReason: Comment {
+        if case .failure(let reason) = python { return Comment(rawValue: reason.text) }
+        return ""
+    }
+
+    @Test(.enabled(if: available, skipReason), .timeLimit(.minutes(10)))
+    func appleAndGoogleClientLibrariesAgainstTheSimulator() async throws {
+        let python = try Self.python.get()
+        guard let executable = CLI.executable else { throw CLI.MissingExecutable() }
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: python)
+        process.arguments = ["-m", "pytest", "Conformance", "-q"]
+        process.currentDirectoryURL = Self.packageRoot
+        var environment = ProcessInfo.processInfo.environment
+        environment["STOREKEEPER_BINARY"] = executable.path
+        environment["PYTHONDONTWRITEBYTECODE"] = "1"
+        process.environment = environment
+        let pipe = Pipe()
+        process.standardOutput = pipe
+        process.standardError = pipe
+        let output = PipeCollector(pipe)
+        try process.run()
+        defer { if process.isRunning { process.terminate() } }
+        while process.isRunning { try await Task.sleep(for: .milliseconds(100)) }
+        // The collector may still be reading the last chunk.
+        try await Task.sleep(for: .milliseconds(200))
+        let text = output.text
+        let summary = text.split(separator: "\n").last.map(String.init) ?? ""
+        #expect(process.terminationStatus == 0, "pytest failed:\n\(text)")
+        #expect(summary.contains(" passed"), "pytest's summary: \(summary)\n\(text)")
+    }
+}
