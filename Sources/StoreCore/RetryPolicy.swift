@@ -35,3 +35,38 @@ public struct RetryPolicy: Sendable {
         return random(0...max(0, cap))
     }
 }
+
+/// A failed attempt the retry loop can judge.
+public protocol RetryableFailure: Error {
+    /// Whether another attempt can succeed.
+    var isRetryable: Bool { get }
+    /// The server's `Retry-After`, in seconds.
+    var retryAfter: Double? { get }
+    /// This failure, saying that the retry budget ran out before another attempt.
+    func budgetExhausted(_ budget: Double) -> Self
+}
+
+extension RetryPolicy {
+    /// The one retry loop of the store clients: runs `attempt` (numbered from 1) until it
+    /// succeeds, its failure is not retryable, or the attempts or the waiting budget are used up;
+    /// then throws the last failure. Anything `attempt` throws ends the loop as it is.
+    public func run<Value, Failure: RetryableFailure>(
+        _ attempt: (_ number: Int) async throws -> Result<Value, Failure>
+    ) async throws -> Value {
+        var waited = 0.0
+        var number = 0
+        while true {
+            number += 1
+            let failure: Failure
+            switch try await attempt(number) {
+            case .success(let value): return value
+            case .failure(let failed): failure = failed
+            }
+            guard failure.isRetryable, number < maxAttempts else { throw failure }
+            let wait = delay(beforeRetry: number, retryAfter: failure.retryAfter)
+            guard waited + wait <= budget else { throw failure.budgetExhausted(budget) }
+            waited += wait
+            try await Task.sleep(for: .milliseconds(Int64(wait * 1000)))
+        }
+    }
+}

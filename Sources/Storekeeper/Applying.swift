@@ -12,7 +12,7 @@ extension Purchase {
     /// A purchase first known through `fact`.
     public init(fact: PurchaseFact, customerID: CustomerID? = nil) {
         self.init(
-            key: fact.key, customerID: customerID, productID: fact.productID, kind: fact.kind,
+            key: fact.key, customerID: customerID, app: fact.app, productID: fact.productID, kind: fact.kind,
             environment: fact.environment, state: fact.state, expiresAt: fact.expiresAt,
             gracePeriodExpiresAt: fact.gracePeriodExpiresAt, autoRenew: fact.autoRenew, ownership: fact.ownership,
             quantity: fact.quantity, accountHint: fact.accountHint, replaces: fact.replaces,

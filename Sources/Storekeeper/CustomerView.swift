@@ -12,17 +12,20 @@ public struct CustomerView: Sendable, Hashable, Codable {
     public var oneTimePurchases: [PurchaseView]
     public var balances: [String: Int]
 
+    /// - Parameter access: which environments' purchases grant access in this deployment; a
+    ///   purchase it does not admit is listed, never granting anything.
     public init(
-        customer: Customer, purchases: [Purchase], balances: [String: Int], catalog: Catalog, at now: Date
+        customer: Customer, purchases: [Purchase], balances: [String: Int], catalog: Catalog,
+        access: EnvironmentAccess, at now: Date
     ) {
         customerID = customer.id
         appAccountToken = customer.appAccountToken
         asOf = now
-        let views = purchases.sorted { $0.key < $1.key }.map { PurchaseView($0, at: now) }
+        let views = purchases.sorted { $0.key < $1.key }.map { PurchaseView($0, access: access, at: now) }
         subscriptions = views.filter { $0.kind == .subscription }
         oneTimePurchases = views.filter { $0.kind != .subscription }
         self.balances = balances
-        entitlements = Self.entitlements(of: purchases, catalog: catalog, at: now)
+        entitlements = Self.entitlements(of: purchases.filter(access.admits), catalog: catalog, at: now)
     }
 
     /// The union of what the customer's purchases grant; where several grant one entitlement,
@@ -85,19 +88,26 @@ public struct PurchaseView: Sendable, Hashable, Codable {
     public var gracePeriodExpiresAt: Date?
     public var autoRenew: Bool?
     public var ownership: Ownership
-    public var environment: String
+    /// The app it belongs to (nil: stored before apps were recorded, not yet known).
+    public var app: AppID?
+    public var environment: PurchaseEnvironment
+    /// False for a sandbox purchase this deployment does not let grant access (it never is
+    /// `active` then).
+    public var environmentGrantsAccess: Bool
 
-    init(_ purchase: Purchase, at now: Date) {
+    init(_ purchase: Purchase, access: EnvironmentAccess, at now: Date) {
         store = purchase.key.store
         purchaseID = purchase.key.id
         productID = purchase.productID
         kind = purchase.kind
         state = purchase.state
-        active = purchase.grantsAccess(at: now)
+        environmentGrantsAccess = access.admits(purchase)
+        active = environmentGrantsAccess && purchase.grantsAccess(at: now)
         expiresAt = purchase.expiresAt
         gracePeriodExpiresAt = purchase.gracePeriodExpiresAt
         autoRenew = purchase.autoRenew
         ownership = purchase.ownership
+        app = purchase.app
         environment = purchase.environment
     }
 }

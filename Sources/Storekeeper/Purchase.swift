@@ -12,10 +12,13 @@ public struct Purchase: Sendable, Hashable, Codable {
     public var key: PurchaseKey
     /// The customer it is linked to; nil while nobody has claimed it.
     public var customerID: CustomerID?
+    /// The app it belongs to; nil only for a purchase stored before apps were recorded and not
+    /// yet backfilled (see ``StorageTransaction/assignApp(_:toPurchasesOf:)``): store calls for it
+    /// are refused until a fact names its app.
+    public var app: AppID?
     public var productID: String
     public var kind: ProductKind
-    /// The store's environment name (`Production`, `Sandbox`; Google: `production`, `test`).
-    public var environment: String
+    public var environment: PurchaseEnvironment
     /// The normalized state. One-time purchases use `active` (owned), `pending` and `revoked`.
     public var state: SubscriptionState
     public var expiresAt: Date?
@@ -34,13 +37,15 @@ public struct Purchase: Sendable, Hashable, Codable {
     public var needsAcknowledgement: Bool
 
     public init(
-        key: PurchaseKey, customerID: CustomerID? = nil, productID: String, kind: ProductKind,
-        environment: String, state: SubscriptionState, expiresAt: Date? = nil, gracePeriodExpiresAt: Date? = nil,
+        key: PurchaseKey, customerID: CustomerID? = nil, app: AppID?, productID: String, kind: ProductKind,
+        environment: PurchaseEnvironment, state: SubscriptionState, expiresAt: Date? = nil,
+        gracePeriodExpiresAt: Date? = nil,
         autoRenew: Bool? = nil, ownership: Ownership = .purchased, quantity: Int = 1, accountHint: String? = nil,
         replaces: PurchaseKey? = nil, observedAt: Date, needsAcknowledgement: Bool = false
     ) {
         self.key = key
         self.customerID = customerID
+        self.app = app
         self.productID = productID
         self.kind = kind
         self.environment = environment
@@ -72,6 +77,9 @@ public struct Purchase: Sendable, Hashable, Codable {
     public func accessEnds(at now: Date) -> Date? {
         kind == .subscription ? subscriptionAccess.accessEnds(at: now) : (grantsAccess(at: now) ? expiresAt : nil)
     }
+
+    /// The app with its store, when recorded.
+    public var storeApp: StoreApp? { app.map { StoreApp(key.store, $0) } }
 
     var subscriptionAccess: SubscriptionAccess {
         SubscriptionAccess(state: state, expiresAt: expiresAt, gracePeriodExpiresAt: gracePeriodExpiresAt)

@@ -8,9 +8,11 @@ public import Foundation
 /// makes the result independent of delivery order and repetition.
 public struct PurchaseFact: Sendable, Hashable, Codable {
     public var key: PurchaseKey
+    /// The app the store says the purchase belongs to (every fact knows it).
+    public var app: AppID
     public var productID: String
     public var kind: ProductKind
-    public var environment: String
+    public var environment: PurchaseEnvironment
     public var state: SubscriptionState
     public var expiresAt: Date?
     public var gracePeriodExpiresAt: Date?
@@ -25,12 +27,14 @@ public struct PurchaseFact: Sendable, Hashable, Codable {
     public var transactions: [TransactionFact]
 
     public init(
-        key: PurchaseKey, productID: String, kind: ProductKind, environment: String, state: SubscriptionState,
+        key: PurchaseKey, app: AppID, productID: String, kind: ProductKind, environment: PurchaseEnvironment,
+        state: SubscriptionState,
         expiresAt: Date? = nil, gracePeriodExpiresAt: Date? = nil, autoRenew: Bool? = nil,
         ownership: Ownership = .purchased, quantity: Int = 1, accountHint: String? = nil, replaces: PurchaseKey? = nil,
         observedAt: Date, needsAcknowledgement: Bool = false, transactions: [TransactionFact] = []
     ) {
         self.key = key
+        self.app = app
         self.productID = productID
         self.kind = kind
         self.environment = environment
@@ -75,16 +79,27 @@ public struct TransactionFact: Sendable, Hashable, Codable {
     }
 }
 
+/// Where the word that changed a purchase came from.
+public enum ChangeSource: String, Sendable, Hashable, Codable, CaseIterable {
+    /// A store notification (delivered, or found in the store's history by the catch-up).
+    case notification
+    /// A purchase the app presented for a customer.
+    case submission
+    /// The catch-up's sweep of a store list (Google's voided purchases).
+    case catchUp = "catch-up"
+    /// The purchase's state asked of its store (an overdue subscription).
+    case refresh
+}
+
 /// What the store said caused a change, kept with each state change in the history.
 public struct ChangeCause: Sendable, Hashable, Codable {
-    /// `notification`, `submission`, `api-refresh`, `transfer`, …
-    public var source: String
+    public var source: ChangeSource
     /// The store's word for it (`DID_RENEW/BILLING_RECOVERY`, `SUBSCRIPTION_RENEWED`, …).
     public var event: String?
     /// The notification or request it came from (notificationUUID, Pub/Sub messageId, …).
     public var reference: String?
 
-    public init(source: String, event: String? = nil, reference: String? = nil) {
+    public init(source: ChangeSource, event: String? = nil, reference: String? = nil) {
         self.source = source
         self.event = event
         self.reference = reference

@@ -35,17 +35,24 @@ public struct CustomerAPI: Sendable {
         try await send(.GET, "/v1/customers/\(id)")
     }
 
-    /// `POST /v1/customers/{id}/purchases/app-store` with a transaction id.
-    public func submitAppStore(customer id: String, transactionId: String) async throws -> CustomerView {
-        try await send(.POST, "/v1/customers/\(id)/purchases/app-store", body: ["transactionId": transactionId])
+    /// `POST /v1/customers/{id}/purchases/app-store` with a transaction id (of the app `bundleID`,
+    /// which a server with several App Store apps needs to know).
+    public func submitAppStore(
+        customer id: String, transactionId: String, bundleID: String? = nil
+    ) async throws -> CustomerView {
+        var body = ["transactionId": transactionId]
+        if let bundleID { body["bundleId"] = bundleID }
+        return try await send(.POST, "/v1/customers/\(id)/purchases/app-store", body: body)
     }
 
-    /// `POST /v1/customers/{id}/purchases/google-play` with a purchase token.
+    /// `POST /v1/customers/{id}/purchases/google-play` with a purchase token (of the app
+    /// `packageName`, which a server with several Google Play apps needs to know).
     public func submitGooglePlay(
-        customer id: String, purchaseToken: String, productId: String? = nil
+        customer id: String, purchaseToken: String, productId: String? = nil, packageName: String? = nil
     ) async throws -> CustomerView {
         var body = ["purchaseToken": purchaseToken]
         if let productId { body["productId"] = productId }
+        if let packageName { body["packageName"] = packageName }
         return try await send(.POST, "/v1/customers/\(id)/purchases/google-play", body: body)
     }
 

@@ -1,3 +1,4 @@
+public import AppStoreServer
 public import Foundation
 import GooglePlay
 import StoreSimulator
@@ -27,13 +28,31 @@ public struct DemoStory: Sendable {
     }
 
     public let deployment: SimulatedDeployment
+    /// Whose products the story buys (the main app's customers are alice, alex, gina and george;
+    /// another app's carry its name: `alice@second`).
+    public let app: SimulatedDeployment.App
+    /// The App Store environment of the story's purchases (nil: the simulated app's default, Sandbox).
+    public let appStoreEnvironment: Environment?
+    /// Whether the Google Play purchases are license testers' test purchases.
+    public let googleTestPurchases: Bool
     let api: CustomerAPI
     let report: @Sendable (Line) -> Void
 
-    public init(deployment: SimulatedDeployment, report: @escaping @Sendable (Line) -> Void) {
+    public init(
+        deployment: SimulatedDeployment, app: SimulatedDeployment.App = .main, appStoreEnvironment: Environment? = nil,
+        googleTestPurchases: Bool = false, report: @escaping @Sendable (Line) -> Void
+    ) {
         self.deployment = deployment
+        self.app = app
+        self.appStoreEnvironment = appStoreEnvironment
+        self.googleTestPurchases = googleTestPurchases
         self.api = CustomerAPI(baseURL: deployment.baseURL, apiKey: deployment.options.secretAPIKey)
         self.report = report
+    }
+
+    /// The story's name for a customer of this app.
+    public func customer(_ name: String) -> String {
+        app == .main ? name : "\(name)@\(app.name)"
     }
 
     /// Tells both stories; throws if a store step or a request to the server fails.
@@ -46,46 +65,52 @@ public struct DemoStory: Sendable {
 
     public func appStore() async throws {
         let store = deployment.simulator.appStore
-        report(.heading("App Store — customer alice"))
+        let alice = customer("alice")
+        let alex = customer("alex")
+        report(.heading("App Store — customer \(alice)"))
         var seen = store.notifications.count
-        let token = try await api.createCustomer("alice")
+        let token = try await api.createCustomer(alice)
         let bought = try await step(
-            "alice buys pro.monthly in the app", customer: "alice", store: .appStore, seen: &seen
+            "alice buys pro.monthly in the app", customer: alice, store: .appStore, seen: &seen
         ) {
-            try store.purchase(customer: "alice", product: "pro.monthly", appAccountToken: token)
+            try store.purchase(
+                customer: alice, product: app.product("pro.monthly"), appAccountToken: token,
+                environment: appStoreEnvironment)
         }
         try await step(
-            "a month passes: the subscription renews, but Apple's notification never arrives", customer: "alice",
+            "a month passes: the subscription renews, but Apple's notification never arrives", customer: alice,
             store: .appStore, seen: &seen, days: 31
         ) {
             store.injectDeliveryFaults([.drop])
         }
-        try await catchUp(customer: "alice")
+        try await catchUp(customer: alice)
         try await step(
-            "her card is declined at the next renewal (3 days of grace)", customer: "alice", store: .appStore,
+            "her card is declined at the next renewal (3 days of grace)", customer: alice, store: .appStore,
             seen: &seen, days: daysPast(store.subscription(bought.originalTransactionId)?.expiresDate)
         ) {
             try store.failBilling(bought.originalTransactionId)
         }
-        try await step("she updates her card: billing recovers", customer: "alice", store: .appStore, seen: &seen) {
+        try await step("she updates her card: billing recovers", customer: alice, store: .appStore, seen: &seen) {
             try store.recoverBilling(bought.originalTransactionId)
         }
-        try await step("she upgrades to max.monthly", customer: "alice", store: .appStore, seen: &seen) {
-            try store.upgrade(bought.originalTransactionId, to: "max.monthly")
+        try await step("she upgrades to max.monthly", customer: alice, store: .appStore, seen: &seen) {
+            try store.upgrade(bought.originalTransactionId, to: app.product("max.monthly"))
         }
         let latest = try require(store.subscription(bought.originalTransactionId)?.transactionIds.last)
-        _ = try await api.createCustomer("alex")
-        try await presentElsewhere("alex") {
-            try await api.submitAppStore(customer: "alex", transactionId: latest)
+        _ = try await api.createCustomer(alex)
+        try await presentElsewhere(alex) {
+            try await api.submitAppStore(customer: alex, transactionId: latest, bundleID: app.bundleID)
         }
-        try await step("alice turns auto-renew off", customer: "alice", store: .appStore, seen: &seen) {
+        try await step("alice turns auto-renew off", customer: alice, store: .appStore, seen: &seen) {
             try store.setAutoRenew(bought.originalTransactionId, on: false)
         }
-        try await step("the paid period ends", customer: "alice", store: .appStore, seen: &seen, days: 32) {}
-        let coins = try await step("alice buys coins.100", customer: "alice", store: .appStore, seen: &seen) {
-            try store.purchase(customer: "alice", product: "coins.100", appAccountToken: token)
+        try await step("the paid period ends", customer: alice, store: .appStore, seen: &seen, days: 32) {}
+        let coins = try await step("alice buys coins.100", customer: alice, store: .appStore, seen: &seen) {
+            try store.purchase(
+                customer: alice, product: app.product("coins.100"), appAccountToken: token,
+                environment: appStoreEnvironment)
         }
-        try await step("Apple refunds the coins", customer: "alice", store: .appStore, seen: &seen) {
+        try await step("Apple refunds the coins", customer: alice, store: .appStore, seen: &seen) {
             try store.refund(transactionId: coins.transactionId)
         }
     }
@@ -94,49 +119,54 @@ public struct DemoStory: Sendable {
 
     public func googlePlay() async throws {
         let play = deployment.simulator.googlePlay
-        let package = SimulatedDeployment.packageName
-        report(.heading("Google Play — customer gina"))
+        let package = app.packageName
+        let gina = customer("gina")
+        let george = customer("george")
+        report(.heading("Google Play — customer \(gina)"))
         var seen = play.pushes.count
-        let account = try await api.createCustomer("gina")
-        let options = PlayPurchaseOptions(obfuscatedExternalAccountId: account.uuidString)
+        let account = try await api.createCustomer(gina)
+        let options = PlayPurchaseOptions(
+            obfuscatedExternalAccountId: account.uuidString, testPurchase: googleTestPurchases)
         let bought = try await step(
-            "gina subscribes to premium in the app", customer: "gina", store: .googlePlay, seen: &seen
+            "gina subscribes to premium in the app", customer: gina, store: .googlePlay, seen: &seen
         ) {
-            try play.purchaseSubscription(packageName: package, productId: "premium", options: options)
+            try play.purchaseSubscription(packageName: package, productId: app.product("premium"), options: options)
         }
         try await step(
-            "a month passes: the subscription renews, but Google's push never arrives", customer: "gina",
+            "a month passes: the subscription renews, but Google's push never arrives", customer: gina,
             store: .googlePlay, seen: &seen, days: 31
         ) {
             play.injectPushFaults([.drop])
         }
-        try await catchUp(customer: "gina")
+        try await catchUp(customer: gina)
         try await step(
-            "her card is declined at the next renewal (3 days of grace)", customer: "gina", store: .googlePlay,
+            "her card is declined at the next renewal (3 days of grace)", customer: gina, store: .googlePlay,
             seen: &seen, days: daysPast(play.subscription(bought.purchaseToken)?.expiryTime)
         ) {
             try play.failBilling(bought.purchaseToken)
         }
-        try await step("she fixes her payment method: recovered", customer: "gina", store: .googlePlay, seen: &seen) {
+        try await step("she fixes her payment method: recovered", customer: gina, store: .googlePlay, seen: &seen) {
             _ = try play.recoverBilling(bought.purchaseToken)
         }
         let upgraded = try await step(
-            "she upgrades to premium.max (a new purchase token)", customer: "gina", store: .googlePlay, seen: &seen
+            "she upgrades to premium.max (a new purchase token)", customer: gina, store: .googlePlay, seen: &seen
         ) {
-            try play.changeSubscription(bought.purchaseToken, toProductId: "premium.max")
+            try play.changeSubscription(bought.purchaseToken, toProductId: app.product("premium.max"))
         }
-        _ = try await api.createCustomer("george")
-        try await presentElsewhere("george") {
-            try await api.submitGooglePlay(customer: "george", purchaseToken: upgraded.purchaseToken)
+        _ = try await api.createCustomer(george)
+        try await presentElsewhere(george) {
+            try await api.submitGooglePlay(
+                customer: george, purchaseToken: upgraded.purchaseToken, packageName: package)
         }
-        try await step("gina cancels", customer: "gina", store: .googlePlay, seen: &seen) {
+        try await step("gina cancels", customer: gina, store: .googlePlay, seen: &seen) {
             try play.cancelSubscription(upgraded.purchaseToken)
         }
-        try await step("the paid period ends", customer: "gina", store: .googlePlay, seen: &seen, days: 32) {}
-        let gems = try await step("gina buys 3 gems", customer: "gina", store: .googlePlay, seen: &seen) {
-            try play.purchaseProduct(packageName: package, productId: "gems", quantity: 3, options: options)
+        try await step("the paid period ends", customer: gina, store: .googlePlay, seen: &seen, days: 32) {}
+        let gems = try await step("gina buys 3 gems", customer: gina, store: .googlePlay, seen: &seen) {
+            try play.purchaseProduct(
+                packageName: package, productId: app.product("gems"), quantity: 3, options: options)
         }
-        try await step("Google refunds one of the gems", customer: "gina", store: .googlePlay, seen: &seen) {
+        try await step("Google refunds one of the gems", customer: gina, store: .googlePlay, seen: &seen) {
             try play.refund(orderId: try require(gems.orderId), quantity: 1)
         }
     }
@@ -179,11 +209,9 @@ public struct DemoStory: Sendable {
             count > 0 ? "\(count) \(count == 1 ? one : many) \(rest)" : nil
         }
         let parts = [
-            counted(
-                found.historyNotificationsStored, "notification", "notifications", "from Apple's notification history"),
-            counted(found.voidedPurchasesApplied, "void", "voids", "from Google's voided purchases list"),
-            counted(
-                found.subscriptionsRefreshed, "overdue subscription", "overdue subscriptions", "asked of its store"),
+            counted(found[.history], "notification", "notifications", "from Apple's notification history"),
+            counted(found[.voided], "void", "voids", "from Google's voided purchases list"),
+            counted(found[.refreshed], "overdue subscription", "overdue subscriptions", "asked of its store"),
         ].compactMap { $0 }
         report(.catchUp(parts.isEmpty ? "nothing missed" : parts.joined(separator: "; ")))
         report(.customer(id: customer, try await api.customer(customer)))

@@ -7,18 +7,49 @@ public import Storekeeper
 public import StorekeeperServer
 public import StorekeeperStorage
 
-/// A Storekeeper server on loopback wired to a running store simulator for both stores: one app
-/// (`com.example.storekeeper` on the App Store, `com.example.storekeeper.android` on Google
-/// Play) with a small catalog, the simulator's keys and roots in the configuration, and both
-/// stores' notifications pointed at the server's webhooks. `storekeeper demo` and the end-to-end
-/// tests run on it.
+/// A Storekeeper server on loopback wired to a running store simulator for both stores: one or
+/// more apps (by default ``App/main``: `com.example.storekeeper` on the App Store,
+/// `com.example.storekeeper.android` on Google Play), each in both environments, with a small
+/// catalog, the simulator's keys and roots in the configuration, and both stores' notifications
+/// (Production and Sandbox) pointed at the server's webhooks. `storekeeper demo` and the
+/// end-to-end tests run on it.
 public struct SimulatedDeployment: Sendable {
-    public static let bundleID = "com.example.storekeeper"
-    public static let appAppleID: Int64 = 1_234_567_890
-    public static let packageName = "com.example.storekeeper.android"
+    public static let bundleID = App.main.bundleID
+    public static let appAppleID = App.main.appAppleID
+    public static let packageName = App.main.packageName
     public static let pushAudience = "https://storekeeper.example.com/v1/notifications/google-play"
     public static let pushAccount = "pubsub-push@storekeeper-simulator.iam.gserviceaccount.com"
     public static let day: TimeInterval = 86_400
+
+    /// One app of the deployment, on both stores. Its products are the demo catalog's ids with
+    /// `productPrefix` in front (the simulator keys products by id across apps).
+    public struct App: Sendable, Hashable {
+        /// The configuration's name for it.
+        public var name: String
+        public var bundleID: String
+        public var appAppleID: Int64
+        public var packageName: String
+        public var productPrefix: String
+
+        public init(name: String, bundleID: String, appAppleID: Int64, packageName: String, productPrefix: String) {
+            self.name = name
+            self.bundleID = bundleID
+            self.appAppleID = appAppleID
+            self.packageName = packageName
+            self.productPrefix = productPrefix
+        }
+
+        public static let main = App(
+            name: "demo", bundleID: "com.example.storekeeper", appAppleID: 1_234_567_890,
+            packageName: "com.example.storekeeper.android", productPrefix: "")
+        /// A second app (another product of the same company).
+        public static let second = App(
+            name: "second", bundleID: "com.example.second", appAppleID: 1_234_567_891,
+            packageName: "com.example.second.android", productPrefix: "second.")
+
+        /// This app's id for a demo catalog product (`pro.monthly`, `premium`, …).
+        public func product(_ id: String) -> String { productPrefix + id }
+    }
 
     /// What to run.
     public struct Options: Sendable {
@@ -40,6 +71,11 @@ public struct SimulatedDeployment: Sendable {
         /// Seeds the simulated stores' ids (transaction ids, notification UUIDs, purchase tokens).
         public var simulatorSeed: UInt64
         public var logger: Logger
+        /// The apps, each on both stores and in both environments.
+        public var apps: [App]
+        /// The environment the server serves: `sandbox` (the default here) lets every purchase
+        /// grant access; `production` only Production ones (and the apps' switches).
+        public var environment: PurchaseEnvironment
         /// Changes the server's configuration before it starts (e.g. more apps, set up in the
         /// simulator too).
         public var customize: (@Sendable (StoreSimulator, inout StorekeeperConfiguration) throws -> Void)?
@@ -52,8 +88,11 @@ public struct SimulatedDeployment: Sendable {
             directory: URL,
             processing: ProcessingSettings = ProcessingSettings(
                 initialRetryDelay: 0.05, maxRetryDelay: 1, pollInterval: 0.05),
-            simulatorSeed: UInt64 = 1, logger: Logger = Logger(label: "storekeeper.demo")
+            simulatorSeed: UInt64 = 1, logger: Logger = Logger(label: "storekeeper.demo"), apps: [App] = [.main],
+            environment: PurchaseEnvironment = .sandbox
         ) {
+            self.apps = apps
+            self.environment = environment
             self.simulatorSeed = simulatorSeed
             self.start = start
             self.rate = rate
@@ -75,16 +114,27 @@ public struct SimulatedDeployment: Sendable {
     /// The server's `http://127.0.0.1:PORT`.
     public let baseURL: String
 
-    /// The catalog the deployment sells, on both stores.
-    public static let catalog = Catalog([
-        CatalogProduct(id: "pro.monthly", store: .appStore, kind: .subscription, entitlements: ["pro"]),
-        CatalogProduct(id: "max.monthly", store: .appStore, kind: .subscription, entitlements: ["pro", "max"]),
-        CatalogProduct(id: "coins.100", store: .appStore, kind: .consumable, balance: "coins", credits: 100),
-        CatalogProduct(id: "premium", store: .googlePlay, kind: .subscription, entitlements: ["pro"]),
-        CatalogProduct(id: "premium.max", store: .googlePlay, kind: .subscription, entitlements: ["pro", "max"]),
-        CatalogProduct(id: "gems", store: .googlePlay, kind: .consumable, balance: "coins", credits: 10),
-        CatalogProduct(id: "lifetime", store: .googlePlay, kind: .nonConsumable, entitlements: ["lifetime"]),
-    ])
+    /// The catalog one app sells, on both stores.
+    public static func products(of app: App) -> [CatalogProduct] {
+        [
+            CatalogProduct(
+                id: app.product("pro.monthly"), store: .appStore, kind: .subscription, entitlements: ["pro"]),
+            CatalogProduct(
+                id: app.product("max.monthly"), store: .appStore, kind: .subscription, entitlements: ["pro", "max"]),
+            CatalogProduct(
+                id: app.product("coins.100"), store: .appStore, kind: .consumable, balance: "coins", credits: 100),
+            CatalogProduct(id: app.product("premium"), store: .googlePlay, kind: .subscription, entitlements: ["pro"]),
+            CatalogProduct(
+                id: app.product("premium.max"), store: .googlePlay, kind: .subscription, entitlements: ["pro", "max"]),
+            CatalogProduct(
+                id: app.product("gems"), store: .googlePlay, kind: .consumable, balance: "coins", credits: 10),
+            CatalogProduct(
+                id: app.product("lifetime"), store: .googlePlay, kind: .nonConsumable, entitlements: ["lifetime"]),
+        ]
+    }
+
+    /// The catalog of the main app alone.
+    public static let catalog = Catalog(products(of: .main))
 
     /// Starts the simulator and the server, runs `body`, then shuts both down (also when `body` throws).
     public static func withRunning<Result: Sendable>(
@@ -103,6 +153,7 @@ public struct SimulatedDeployment: Sendable {
                 try await storage.migrate()
                 let application = try StorekeeperApplication(
                     configuration: configuration, storage: storage, clock: simulator.clock, logger: options.logger)
+                try await application.backfillApps()
                 let (ports, portContinuation) = AsyncStream.makeStream(of: Int.self)
                 let server = application.makeHTTPServer(onBound: { port in
                     portContinuation.yield(port)
@@ -150,70 +201,85 @@ public struct SimulatedDeployment: Sendable {
         let signingKey = P256.Signing.PrivateKey()
         let keyPath = directory.appendingPathComponent("AuthKey_\(apiKeyID).p8").path
         try signingKey.pemRepresentation.write(toFile: keyPath, atomically: true, encoding: .utf8)
-        let appStore = simulator.appStore
-        appStore.registerAPIKey(keyId: apiKeyID, publicKey: signingKey.publicKey)
-        appStore.addApp(
-            SimulatedApp(
-                bundleId: bundleID, appAppleId: appAppleID, environment: .sandbox,
-                gracePeriodDays: options.appStoreGracePeriodDays))
-        try appStore.addProduct(
-            .autoRenewable("pro.monthly", bundleId: bundleID, group: "pro", level: 2, period: "P1M", price: 9_990))
-        try appStore.addProduct(
-            .autoRenewable("max.monthly", bundleId: bundleID, group: "pro", level: 1, period: "P1M", price: 19_990))
-        try appStore.addProduct(.oneTime("coins.100", bundleId: bundleID, kind: .consumable, price: 990))
-
-        let play = simulator.googlePlay
-        play.addApp(SimulatedPlayApp(packageName: packageName))
-        try play.addSubscription(
-            SimulatedPlaySubscription(
-                packageName: packageName, productId: "premium",
-                basePlans: [SimulatedBasePlan(basePlanId: "monthly", billingPeriod: .iso8601("P1M"))]))
-        try play.addSubscription(
-            SimulatedPlaySubscription(
-                packageName: packageName, productId: "premium.max",
-                basePlans: [
-                    SimulatedBasePlan(
-                        basePlanId: "monthly", billingPeriod: .iso8601("P1M"), price: PlayPrice(priceMicros: 9_990_000))
-                ]))
-        try play.addProduct(SimulatedPlayProduct(packageName: packageName, productId: "gems", maxQuantity: 10))
-        try play.addProduct(SimulatedPlayProduct(packageName: packageName, productId: "lifetime", consumable: false))
+        simulator.appStore.registerAPIKey(keyId: apiKeyID, publicKey: signingKey.publicKey)
         let serviceAccount = try simulator.googleIdentity.makeServiceAccount()
         let serviceAccountPath = directory.appendingPathComponent("service-account.json")
         try serviceAccount.jsonKey.write(to: serviceAccountPath)
-
+        var apps: [AppConfiguration] = []
+        for app in options.apps {
+            try addToSimulator(app, simulator, gracePeriodDays: options.appStoreGracePeriodDays)
+            apps.append(
+                AppConfiguration(
+                    name: app.name,
+                    appStore: AppStoreAppConfiguration(
+                        bundleID: app.bundleID, appAppleID: app.appAppleID, environments: [.production, .sandbox],
+                        keyID: apiKeyID, issuerID: "57246542-96fe-1a63-e053-0824d011072a", privateKeyPath: keyPath,
+                        allowedRootFiles: [endpoints.rootCertificatePath], apiBaseURL: endpoints.productionBaseURL,
+                        sandboxAPIBaseURL: endpoints.sandboxBaseURL),
+                    googlePlay: GooglePlayAppConfiguration(
+                        packageName: app.packageName, serviceAccountKeyPath: serviceAccountPath.path,
+                        pushAudience: pushAudience, pushServiceAccount: pushAccount, apiBaseURL: endpoints.baseURL,
+                        jwksURL: simulator.googleIdentity.jwksURL)))
+        }
         return StorekeeperConfiguration(
-            server: HTTPSettings(host: "127.0.0.1", port: 0),
+            server: HTTPSettings(host: "127.0.0.1", port: 0), environment: options.environment,
             storageURL: options.storageURL ?? directory.appendingPathComponent("storekeeper.sqlite").path,
             policies: options.policies,
             apiKeys: [
                 ConfiguredAPIKey(name: "backend", scope: .secret, secret: options.secretAPIKey),
                 ConfiguredAPIKey(name: "app", scope: .readOnly, secret: options.readOnlyAPIKey),
             ],
-            apps: [
-                AppConfiguration(
-                    name: "demo",
-                    appStore: AppStoreAppConfiguration(
-                        bundleID: bundleID, appAppleID: appAppleID, environments: ["Sandbox"], keyID: apiKeyID,
-                        issuerID: "57246542-96fe-1a63-e053-0824d011072a", privateKeyPath: keyPath,
-                        allowedRootFiles: [endpoints.rootCertificatePath], apiBaseURL: endpoints.baseURL,
-                        sandboxAPIBaseURL: endpoints.baseURL),
-                    googlePlay: GooglePlayAppConfiguration(
-                        packageName: packageName, serviceAccountKeyPath: serviceAccountPath.path,
-                        pushAudience: pushAudience, pushServiceAccount: pushAccount, apiBaseURL: endpoints.baseURL,
-                        jwksURL: simulator.googleIdentity.jwksURL))
-            ],
-            catalog: catalog,
-            processing: options.processing)
+            apps: apps, catalog: Catalog(options.apps.flatMap(products(of:))), processing: options.processing)
     }
 
-    /// Points both stores' notifications at this server's webhooks.
+    /// The app's products in both simulated stores.
+    static func addToSimulator(_ app: App, _ simulator: StoreSimulator, gracePeriodDays: Int?) throws {
+        let appStore = simulator.appStore
+        appStore.addApp(
+            SimulatedApp(
+                bundleId: app.bundleID, appAppleId: app.appAppleID, environment: .sandbox,
+                gracePeriodDays: gracePeriodDays))
+        try appStore.addProduct(
+            .autoRenewable(
+                app.product("pro.monthly"), bundleId: app.bundleID, group: app.product("pro"), level: 2, period: "P1M",
+                price: 9_990))
+        try appStore.addProduct(
+            .autoRenewable(
+                app.product("max.monthly"), bundleId: app.bundleID, group: app.product("pro"), level: 1, period: "P1M",
+                price: 19_990))
+        try appStore.addProduct(
+            .oneTime(app.product("coins.100"), bundleId: app.bundleID, kind: .consumable, price: 990))
+
+        let play = simulator.googlePlay
+        let package = app.packageName
+        play.addApp(SimulatedPlayApp(packageName: package))
+        try play.addSubscription(
+            SimulatedPlaySubscription(
+                packageName: package, productId: app.product("premium"),
+                basePlans: [SimulatedBasePlan(basePlanId: "monthly", billingPeriod: .iso8601("P1M"))]))
+        try play.addSubscription(
+            SimulatedPlaySubscription(
+                packageName: package, productId: app.product("premium.max"),
+                basePlans: [
+                    SimulatedBasePlan(
+                        basePlanId: "monthly", billingPeriod: .iso8601("P1M"), price: PlayPrice(priceMicros: 9_990_000))
+                ]))
+        try play.addProduct(SimulatedPlayProduct(packageName: package, productId: app.product("gems"), maxQuantity: 10))
+        try play.addProduct(
+            SimulatedPlayProduct(packageName: package, productId: app.product("lifetime"), consumable: false))
+    }
+
+    /// Points both stores' notifications (both App Store environments) of every app at this
+    /// server's webhooks.
     func connectWebhooks() throws {
-        try simulator.appStore.setNotificationURL(baseURL + "/v1/notifications/app-store", bundleId: Self.bundleID)
-        try simulator.googlePlay.setPushSubscription(
-            PlayPushSubscription(
-                endpoint: baseURL + "/v1/notifications/google-play", audience: Self.pushAudience,
-                serviceAccountEmail: Self.pushAccount),
-            packageName: Self.packageName)
+        for app in options.apps {
+            try simulator.appStore.setNotificationURL(baseURL + "/v1/notifications/app-store", bundleId: app.bundleID)
+            try simulator.googlePlay.setPushSubscription(
+                PlayPushSubscription(
+                    endpoint: baseURL + "/v1/notifications/google-play", audience: Self.pushAudience,
+                    serviceAccountEmail: Self.pushAccount),
+                packageName: app.packageName)
+        }
     }
 
     // MARK: Driving

@@ -4,7 +4,7 @@ public import Hummingbird
 public import Logging
 public import ServiceLifecycle
 public import StoreCore
-import Storekeeper
+public import Storekeeper
 public import StorekeeperStorage
 
 /// A whole Storekeeper server built from its configuration: the HTTP API, the notification inbox
@@ -13,12 +13,16 @@ public import StorekeeperStorage
 public final class StorekeeperApplication: Sendable {
     public let configuration: StorekeeperConfiguration
     public let storage: any Storage
+    /// One adapter per store; nothing else knows a store.
+    public let stores: StoreAdapters
     public let customers: CustomerService
     public let inbox: NotificationInbox
+    /// Settles purchases with their stores; its sweep retries what a store still waits for.
+    public let settler: PurchaseSettler
     let metrics: ServerMetrics
     let worker: NotificationWorker
-    let sweeper: AcknowledgementSweeper
-    let catchUp: CatchUpService
+    let sweeper: PeriodicService
+    let catchUp: PeriodicService
     /// Catches up on what the stores failed to deliver (run by ``backgroundServices``; callable
     /// directly, e.g. by tests on a simulated clock).
     public let recovery: MissedNotificationRecovery
@@ -33,32 +37,75 @@ public final class StorekeeperApplication: Sendable {
         self.logger = logger
         let metrics = ServerMetrics()
         self.metrics = metrics
-        let appStore = try AppStoreApps(configuration: configuration, clock: clock, httpClient: httpClient)
-        let recorder = PurchaseRecorder(catalog: configuration.catalog)
-        let googlePlay = GooglePlayPurchases(
-            apps: try GooglePlayApps(
-                configuration: configuration, clock: clock, httpClient: httpClient, logger: logger),
-            catalog: configuration.catalog, storage: storage, clock: clock, logger: logger)
+        let catalog = configuration.catalog
+        let stores = StoreAdapters([
+            AppStoreAdapter(
+                apps: try AppStoreApps(configuration: configuration, clock: clock, httpClient: httpClient),
+                catalog: catalog, policies: configuration.policies, clock: clock, logger: logger),
+            GooglePlayAdapter(
+                apps: try GooglePlayApps(
+                    configuration: configuration, clock: clock, httpClient: httpClient, logger: logger),
+                catalog: catalog, storage: storage, clock: clock, logger: logger),
+        ])
+        self.stores = stores
+        let recorder = PurchaseRecorder(catalog: catalog, access: configuration.access)
+        let settler = PurchaseSettler(stores: stores, storage: storage, recorder: recorder, logger: logger)
+        self.settler = settler
         customers = CustomerService(
-            storage: storage, recorder: recorder, policies: configuration.policies, appStore: appStore,
-            googlePlay: googlePlay, clock: clock, logger: logger
-        )
+            storage: storage, recorder: recorder, policies: configuration.policies, stores: stores, settler: settler,
+            clock: clock, logger: logger)
         let inbox = NotificationInbox(
-            storage: storage, recorder: recorder, appStore: appStore, googlePlay: googlePlay,
-            settings: configuration.processing,
+            storage: storage, recorder: recorder, stores: stores, settler: settler, settings: configuration.processing,
             clock: clock, logger: logger,
-            onProcessed: { store, succeeded in
-                metrics.notificationProcessed(store: store.rawValue, result: succeeded ? "processed" : "failed")
-            }
+            onProcessed: { store, outcome in metrics.notificationProcessed(store: store, result: outcome) }
         )
         self.inbox = inbox
         worker = NotificationWorker(inbox: inbox, interval: configuration.processing.pollInterval, logger: logger)
-        sweeper = AcknowledgementSweeper(
-            purchases: googlePlay, interval: configuration.processing.acknowledgementSweepInterval, logger: logger)
+        sweeper = PeriodicService(
+            "acknowledgement sweep", every: configuration.processing.acknowledgementSweepInterval, logger: logger
+        ) {
+            let tried = try await settler.sweepUnacknowledged()
+            if tried > 0 { logger.info("retried store acknowledgements", metadata: ["count": "\(tried)"]) }
+        }
         let recovery = MissedNotificationRecovery(inbox: inbox, settings: configuration.processing.catchUp)
         self.recovery = recovery
         // What the catch-up stores it processes itself; the worker's poll retries any failure.
-        catchUp = CatchUpService(recovery: recovery, logger: logger) { report in metrics.caughtUp(report) }
+        catchUp = PeriodicService(
+            "catch-up", every: recovery.settings.interval, enabled: recovery.settings.enabled, logger: logger
+        ) {
+            let report = await recovery.run()
+            metrics.caughtUp(report)
+            let found: [String] = report.counts.map { kind, count in "\(kind.rawValue)=\(count)" }
+            logger.debug("catch-up ran", metadata: ["found": .string(found.sorted().joined(separator: " "))])
+        }
+    }
+
+    /// Records, on purchases stored before apps were recorded, the app of each store that has
+    /// exactly one configured app (which alone could have accepted them), and says how many of
+    /// the rest stay unknown until their next notification or submission. Run at start-up and by
+    /// `storekeeper migrate`.
+    @discardableResult
+    public func backfillApps() async throws -> [Store: Int] {
+        let ids: [Store: [AppID]] = [
+            .appStore: configuration.apps.compactMap { $0.appStore.map { AppID($0.bundleID) } },
+            .googlePlay: configuration.apps.compactMap { $0.googlePlay.map { AppID($0.packageName) } },
+        ]
+        let unknown = try await storage.transaction { transaction in
+            for (store, apps) in ids where apps.count == 1 {
+                _ = try await transaction.assignApp(apps[0], toPurchasesOf: store)
+            }
+            return try await transaction.purchasesWithoutApp()
+        }
+        for (store, count) in unknown.sorted(by: { $0.key.rawValue < $1.key.rawValue }) where count > 0 {
+            logger.warning(
+                """
+                purchases stored before apps were recorded whose app is not known: several apps of this store \
+                are configured; each is recorded with its next notification or submission, and store calls for \
+                it are refused until then
+                """,
+                metadata: ["store": "\(store.rawValue)", "count": "\(count)"])
+        }
+        return unknown
     }
 
     /// The HTTP routes (also usable with Hummingbird's testing client).
@@ -70,7 +117,7 @@ public final class StorekeeperApplication: Sendable {
         HealthRoutes(storage: storage, metrics: metrics) {
             let counts = try await storage.transaction { try await $0.notificationCounts() }
             for status in InboxNotification.Status.allCases {
-                metrics.inbox(status: status.rawValue, count: counts[status] ?? 0)
+                metrics.inbox(status: status, count: counts[status] ?? 0)
             }
         }.register(on: router)
         let v1 = router.group("v1")

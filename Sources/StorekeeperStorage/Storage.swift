@@ -51,8 +51,15 @@ public protocol StorageTransaction: Sendable {
     func purchases(of customer: CustomerID) async throws -> [Purchase]
     /// Purchases nobody claimed yet whose account hint is `hint`.
     func unlinkedPurchases(accountHint: String) async throws -> [Purchase]
-    /// Purchases of `store` the store still waits to have acknowledged, oldest first.
-    func purchasesNeedingAcknowledgement(store: Store, limit: Int) async throws -> [Purchase]
+    /// Purchases of `store` the store still waits to have acknowledged, oldest first (by
+    /// `observedAt`, then id), starting after `last` (a page's last purchase) so that a pass can
+    /// page through all of them.
+    func purchasesNeedingAcknowledgement(store: Store, after last: Purchase?, limit: Int) async throws -> [Purchase]
+    /// How many purchases per store have no recorded app (stored before apps were recorded).
+    func purchasesWithoutApp() async throws -> [Store: Int]
+    /// Records `app` on every purchase of `store` whose app is not recorded; returns how many.
+    /// Only for a store with exactly one configured app, which alone could have accepted them.
+    func assignApp(_ app: AppID, toPurchasesOf store: Store) async throws -> Int
     /// Subscriptions still believed to grant access although that access ended before `cutoff`
     /// (active or canceled past their expiry, in grace past the grace expiry) and not refreshed
     /// from their store since `notRefreshedSince`, longest overdue first: what a missed renewal or

@@ -29,8 +29,10 @@ struct MigrateCommand: AsyncParsableCommand {
     func run() async throws {
         if (config == nil) == (storage == nil) { throw UsageError("give one of --config FILE or --storage URL") }
         let location: StorageFactory.Location
+        var configuration: StorekeeperConfiguration?
         if let config {
-            location = try StorageFactory.Location(checked: try await ServeCommand.load(config).storageURL)
+            configuration = try await ServeCommand.load(config)
+            location = try StorageFactory.Location(checked: configuration?.storageURL ?? "")
         } else {
             location = try StorageFactory.Location(checked: storage ?? "")
         }
@@ -42,12 +44,25 @@ struct MigrateCommand: AsyncParsableCommand {
                 let before = try await storage.schemaVersion()
                 let applied = try await storage.migrate()
                 let after = try await storage.schemaVersion()
-                try await storage.close()
                 print(
                     "\(location): schema version \(before) -> \(after)"
                         + (applied.isEmpty
                             ? " (up to date)" : " (applied \(applied.map(String.init).joined(separator: ", ")))")
                 )
+                // With the configuration, purchases stored before apps were recorded get their app
+                // where only one app of their store is configured; the rest are reported.
+                if let configuration {
+                    let unknown = try await StorekeeperApplication(
+                        configuration: configuration, storage: storage, logger: logger
+                    ).backfillApps()
+                    for (store, count) in unknown.sorted(by: { $0.key.rawValue < $1.key.rawValue }) where count > 0 {
+                        print(
+                            "\(count) \(store.rawValue) purchase\(count == 1 ? "" : "s") stored before apps were recorded "
+                                + "keep an unknown app until their next notification or submission "
+                                + "(several apps of that store are configured)")
+                    }
+                }
+                try await storage.close()
             } catch {
                 try? await storage.close()
                 throw error

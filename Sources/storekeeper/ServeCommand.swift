@@ -95,6 +95,7 @@ struct ServeCommand: AsyncParsableCommand {
         do {
             let application = try StorekeeperApplication(
                 configuration: configuration, storage: storage, logger: logger)
+            try await application.backfillApps()
             let host = self.host ?? configuration.server.host
             let server = application.makeHTTPServer(
                 host: host, port: port,

@@ -53,6 +53,8 @@ struct SimulatorService: Service {
         // Written unbuffered: scripts read these lines while the simulator runs.
         let announcement = [
             "simulator: \(endpoints.baseURL)",
+            "app store api (production): \(endpoints.productionBaseURL)",
+            "app store api (sandbox): \(endpoints.sandboxBaseURL)",
             "control: \(endpoints.controlURL)",
             "ocsp: \(endpoints.ocspURL)",
             "root certificate: \(endpoints.rootCertificatePath)",

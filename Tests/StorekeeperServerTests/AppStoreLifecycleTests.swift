@@ -222,7 +222,7 @@ import Testing
             let garbled = try await h.request(
                 .POST, "/v1/customers/rhea/purchases/app-store", json: #"{"appReceipt": "bm90IGEgcmVjZWlwdA=="}"#)
             #expect(garbled.status == 400)
-            #expect((garbled.body["error"] as? [String: Any])?["code"] as? String == "malformed-payload")
+            #expect((garbled.body["error"] as? [String: Any])?["code"] as? String == "malformed-submission")
         }
     }
 

@@ -5,6 +5,7 @@ import StorekeeperServer
 import Testing
 
 @Suite struct GooglePlayFactsTests {
+    let app = AppID("com.example.app")
     let now = Date(timeIntervalSince1970: 1_800_000_000)
     let catalog = Catalog([
         CatalogProduct(id: "premium.monthly", store: .googlePlay, kind: .subscription, entitlements: ["premium"]),
@@ -37,7 +38,7 @@ import Testing
         throws
     {
         let fact = try GooglePlayFacts.subscription(
-            subscription(google), token: "tok", observedAt: now, catalog: catalog)
+            subscription(google), app: app, token: "tok", observedAt: now, catalog: catalog)
         #expect(fact.state == expected)
         #expect(fact.key == .googlePlay("tok"))
         #expect(fact.expiresAt == ISO8601DateFormatter().date(from: "2027-01-15T08:00:00Z"))
@@ -46,34 +47,38 @@ import Testing
 
     @Test func anUnknownStateIsJudgedByExpiry() throws {
         let future = try GooglePlayFacts.subscription(
-            subscription(GooglePlay.SubscriptionState(rawValue: "SUBSCRIPTION_STATE_NEW_IN_2027")), token: "t",
+            subscription(GooglePlay.SubscriptionState(rawValue: "SUBSCRIPTION_STATE_NEW_IN_2027")), app: app,
+            token: "t",
             observedAt: now.addingTimeInterval(-86_400), catalog: catalog)
         #expect(future.state == .active)
         let past = try GooglePlayFacts.subscription(
-            subscription(GooglePlay.SubscriptionState(rawValue: "SUBSCRIPTION_STATE_NEW_IN_2027")), token: "t",
+            subscription(GooglePlay.SubscriptionState(rawValue: "SUBSCRIPTION_STATE_NEW_IN_2027")), app: app,
+            token: "t",
             observedAt: Date(timeIntervalSince1970: 1_900_000_000), catalog: catalog)
         #expect(past.state == .expired)
     }
 
     @Test func acknowledgementLinkAndAccountHint() throws {
         let pending = try GooglePlayFacts.subscription(
-            subscription(.active, linked: "old-token", account: "6F1B8B6A-6B7C-4B1A-9D7A-2E4C1B9A0F11"), token: "new",
+            subscription(.active, linked: "old-token", account: "6F1B8B6A-6B7C-4B1A-9D7A-2E4C1B9A0F11"), app: app,
+            token: "new",
             observedAt: now, catalog: catalog)
         #expect(pending.needsAcknowledgement)
         #expect(pending.replaces == .googlePlay("old-token"))
         #expect(pending.accountHint == "6f1b8b6a-6b7c-4b1a-9d7a-2e4c1b9a0f11")
         let done = try GooglePlayFacts.subscription(
-            subscription(.active, acknowledged: true), token: "t", observedAt: now, catalog: catalog)
+            subscription(.active, acknowledged: true), app: app, token: "t", observedAt: now, catalog: catalog)
         #expect(!done.needsAcknowledgement)
         let revoked = try GooglePlayFacts.subscription(
-            subscription(.expired), token: "t", observedAt: now, revoked: true, catalog: catalog)
+            subscription(.expired), app: app, token: "t", observedAt: now, revoked: true, catalog: catalog)
         #expect(revoked.state == .revoked && revoked.transactions.first?.refundedFraction == 1)
         #expect(!revoked.needsAcknowledgement)
     }
 
     @Test func aSubscriptionWithoutLineItemsIsRefused() {
-        #expect(throws: ProcessingError.self) {
-            try GooglePlayFacts.subscription(SubscriptionPurchaseV2(), token: "t", observedAt: now, catalog: catalog)
+        #expect(throws: ServerError.self) {
+            try GooglePlayFacts.subscription(
+                SubscriptionPurchaseV2(), app: app, token: "t", observedAt: now, catalog: catalog)
         }
     }
 
@@ -83,29 +88,29 @@ import Testing
             consumptionState: .yetToBeConsumed, orderId: "GPA.9", acknowledgementState: .yetToBeAcknowledged,
             quantity: 4)
         let fact = try GooglePlayFacts.product(
-            bought, token: "p", productID: "coins.100", observedAt: now, catalog: catalog)
+            bought, app: app, token: "p", productID: "coins.100", observedAt: now, catalog: catalog)
         #expect(fact.kind == .consumable && fact.state == .active && fact.needsAcknowledgement)
         #expect(fact.transactions.first?.quantity == 4)
         let partial = try GooglePlayFacts.product(
-            bought, token: "p", productID: "coins.100", observedAt: now, voided: true, voidedQuantity: 1,
+            bought, app: app, token: "p", productID: "coins.100", observedAt: now, voided: true, voidedQuantity: 1,
             catalog: catalog)
         #expect(partial.state == .active)
         #expect(partial.transactions.first?.refundedFraction == 0.25)
         let full = try GooglePlayFacts.product(
-            bought, token: "p", productID: "coins.100", observedAt: now, voided: true, catalog: catalog)
+            bought, app: app, token: "p", productID: "coins.100", observedAt: now, voided: true, catalog: catalog)
         #expect(full.state == .revoked && full.transactions.first?.refundedFraction == 1)
         var consumed = bought
         consumed.consumptionState = .consumed
         consumed.acknowledgementState = .acknowledged
         #expect(
             try !GooglePlayFacts.product(
-                consumed, token: "p", productID: "coins.100", observedAt: now, catalog: catalog
+                consumed, app: app, token: "p", productID: "coins.100", observedAt: now, catalog: catalog
             )
             .needsAcknowledgement)
         var pending = bought
         pending.purchaseState = .pending
         let waiting = try GooglePlayFacts.product(
-            pending, token: "p", productID: "coins.100", observedAt: now, catalog: catalog)
+            pending, app: app, token: "p", productID: "coins.100", observedAt: now, catalog: catalog)
         #expect(waiting.state == .pending && waiting.transactions.isEmpty && !waiting.needsAcknowledgement)
     }
 }

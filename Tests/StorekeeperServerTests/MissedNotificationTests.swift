@@ -31,15 +31,15 @@ import Testing
             #expect(try await h.entitlements("mia")["pro"]?.active == false)
 
             let report = try await h.recover()
-            #expect(report.historyNotificationsStored == 1)
-            #expect(report.failures == 0)
+            #expect(report[.history] == 1)
+            #expect(report[.failures] == 0)
             let pro = try #require(try await h.entitlementView("mia", "pro"))
             #expect(pro.active)
             #expect(pro.expiresAt.map { $0 > ServerHarness.start.addingTimeInterval(58 * ServerHarness.day) } == true)
 
             // The history is read again from where the last read ended: nothing is stored twice.
             let again = try await h.recover()
-            #expect(again.historyNotificationsStored == 0)
+            #expect(again[.history] == 0)
             let counts = try await h.storage.transaction { try await $0.notificationCounts() }
             #expect(counts[.processed] == appStore.notifications.count)
         }
@@ -118,23 +118,23 @@ import Testing
         #expect(try await h.entitlements("olga")["pro"]?.active == false)
         #expect(try await h.entitlements("oscar")["pro"]?.active == false)
 
-        var report = MissedNotificationRecovery.Report()
+        var report = CatchUpReport()
         try await h.application.recovery.refreshOverdueSubscriptions(&report)
-        #expect(report.subscriptionsRefreshed == 2)
-        #expect(report.failures == 0)
+        #expect(report[.refreshed] == 2)
+        #expect(report[.failures] == 0)
         #expect(try await h.entitlements("olga")["pro"]?.active == true)
         #expect(try await h.entitlements("oscar")["pro"]?.active == true)
         let appleHistory = try await h.storage.transaction {
             try await $0.stateChanges(of: .appStore(apple.originalTransactionId))
         }
-        #expect(appleHistory.last?.cause.source == "refresh")
+        #expect(appleHistory.last?.cause.source == .refresh)
         let googleHistory = try await h.storage.transaction { try await $0.stateChanges(of: .googlePlay(google)) }
-        #expect(googleHistory.last?.cause.source == "refresh")
+        #expect(googleHistory.last?.cause.source == .refresh)
 
         // Their access now runs to the next period: nothing is overdue any more.
-        var second = MissedNotificationRecovery.Report()
+        var second = CatchUpReport()
         try await h.application.recovery.refreshOverdueSubscriptions(&second)
-        #expect(second.subscriptionsRefreshed == 0)
+        #expect(second[.refreshed] == 0)
     }
 
     @Test(arguments: ServerBackend.available) func voidsWhosePushWasLostAreFoundInTheVoidedPurchasesList(
@@ -160,8 +160,8 @@ import Testing
             #expect(try await h.entitlements("vera")["lifetime"]?.active == true)
 
             let report = try await h.recover()
-            #expect(report.voidedPurchasesApplied == 2)
-            #expect(report.failures == 0)
+            #expect(report[.voided] == 2)
+            #expect(report[.failures] == 0)
             let entitlements = try await h.entitlements("vera")
             #expect(entitlements["lifetime"]?.active == false)
             #expect(entitlements["lifetime"]?.state == "revoked")
@@ -169,7 +169,7 @@ import Testing
 
             // The same window read again changes nothing.
             let again = try await h.recover()
-            #expect(again.voidedPurchasesApplied == 0)
+            #expect(again[.voided] == 0)
             #expect(try await h.balances("vera")["coins"] == 20)
         }
     }
@@ -204,7 +204,7 @@ import Testing
             #expect(play.subscription(token)?.subscriptionState == "SUBSCRIPTION_STATE_ACTIVE")
             #expect(try await h.entitlements("ada")["pro"]?.active == true)
             let waiting = try await h.storage.transaction {
-                try await $0.purchasesNeedingAcknowledgement(store: .googlePlay, limit: 10)
+                try await $0.purchasesNeedingAcknowledgement(store: .googlePlay, after: nil, limit: 10)
             }
             #expect(waiting.isEmpty)
         }

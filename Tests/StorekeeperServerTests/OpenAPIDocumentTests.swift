@@ -66,9 +66,14 @@ import Testing
         do {
             let application = try StorekeeperApplication(
                 configuration: configuration, storage: storage, logger: logger)
+            // A route per store (`{store}`) is documented once per store, as each reads its own body.
             routes = Set(
-                application.makeRouter().routes.map {
-                    OpenAPIDocument.route(method: $0.method.rawValue, path: $0.path.description)
+                application.makeRouter().routes.flatMap { route in
+                    let path = route.path.description.replacingOccurrences(of: ":store", with: "{store}")
+                    let paths =
+                        path.contains("{store}")
+                        ? Store.allCases.map { path.replacingOccurrences(of: "{store}", with: $0.pathSegment) } : [path]
+                    return paths.map { OpenAPIDocument.route(method: route.method.rawValue, path: $0) }
                 })
         } catch {
             try? await storage.close()
@@ -78,27 +83,10 @@ import Testing
         return routes
     }
 
-    /// Every code the server puts in `{"error": {"code": …}}`: the literal codes of `APIError(…)`
-    /// in the HTTP layer and the raw values of ``ProcessingError/Reason`` (which the HTTP layer passes
-    /// through as codes).
+    /// Every code the server puts in `{"error": {"code": …}}`: ``ErrorCode``'s cases, the one
+    /// type every answer's code comes from.
     static func emittedErrorCodes() throws -> Set<String> {
-        let server = packageRoot.appendingPathComponent("Sources/StorekeeperServer")
-        var codes: Set<String> = []
-        let files = try FileManager.default.subpathsOfDirectory(atPath: server.path).filter { $0.hasSuffix(".swift") }
-        let apiError = try Regex(#"APIError\(\s*\.[A-Za-z]+\s*,\s*"([a-z0-9-]+)""#)
-        for file in files {
-            let text = try String(contentsOf: server.appendingPathComponent(file), encoding: .utf8)
-            for match in text.matches(of: apiError) {
-                if let code = match.output[1].substring { codes.insert(String(code)) }
-            }
-        }
-        let reasons = try String(
-            contentsOf: server.appendingPathComponent("Processing/ProcessingError.swift"), encoding: .utf8)
-        let reasonCase = try Regex(#"case\s+[A-Za-z]+\s*=\s*"([a-z0-9-]+)""#)
-        for match in reasons.matches(of: reasonCase) {
-            if let code = match.output[1].substring { codes.insert(String(code)) }
-        }
-        return codes
+        Set(ErrorCode.allCases.map(\.rawValue))
     }
 }
 

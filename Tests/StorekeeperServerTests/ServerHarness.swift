@@ -99,7 +99,7 @@ struct ServerHarness {
 
     /// Runs the server's catch-up for missed notifications once, then lets what it stored settle.
     @discardableResult
-    func recover() async throws -> MissedNotificationRecovery.Report {
+    func recover() async throws -> CatchUpReport {
         let report = await application.recovery.run()
         try await settle()
         return report

@@ -22,7 +22,8 @@ func makeCustomer(_ id: String, at time: Date = baseTime) -> Customer {
 /// A purchase with every optional field set.
 func fullPurchase(_ key: PurchaseKey, customer: CustomerID?) -> Purchase {
     Purchase(
-        key: key, customerID: customer, productID: "pro.monthly", kind: .subscription, environment: "Sandbox",
+        key: key, customerID: customer, app: AppID("com.example.app"), productID: "pro.monthly", kind: .subscription,
+        environment: .sandbox,
         state: .gracePeriod, expiresAt: at(86_400_000), gracePeriodExpiresAt: at(2 * 86_400_000), autoRenew: false,
         ownership: .familyShared, quantity: 3, accountHint: "hint-\(key.id)", replaces: .googlePlay("older-token"),
         observedAt: at(1), needsAcknowledgement: true)
@@ -31,7 +32,7 @@ func fullPurchase(_ key: PurchaseKey, customer: CustomerID?) -> Purchase {
 /// A purchase with every optional field nil.
 func minimalPurchase(_ key: PurchaseKey, observedAt: Date = baseTime) -> Purchase {
     Purchase(
-        key: key, productID: "coins.100", kind: .consumable, environment: "production", state: .pending,
+        key: key, app: nil, productID: "coins.100", kind: .consumable, environment: .production, state: .pending,
         observedAt: observedAt)
 }
 

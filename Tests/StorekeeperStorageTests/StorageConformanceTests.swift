@@ -70,7 +70,8 @@ import Testing
                 // Same id, other store: a different purchase.
                 #expect(try await transaction.purchase(.googlePlay(full.key.id)) == nil)
             }
-            // Saving again replaces every field, including back to nil.
+            // Saving again replaces every field, including back to nil — except the app, which
+            // never changes once recorded (see aRecordedAppIsKept).
             var changed = minimalPurchase(full.key, observedAt: at(10))
             changed.autoRenew = true
             try await storage.transaction { [changed] transaction async throws in
@@ -79,6 +80,7 @@ import Testing
             let reread = try await storage.transaction { transaction async throws in
                 try await transaction.purchase(full.key)
             }
+            changed.app = full.app
             #expect(reread == changed)
         }
     }
@@ -134,12 +136,22 @@ import Testing
                 #expect(
                     try await transaction.unlinkedPurchases(accountHint: "hint-1") == [unlinkedEarly, unlinkedLate])
                 #expect(try await transaction.unlinkedPurchases(accountHint: "none") == [])
-                let dueGoogle = try await transaction.purchasesNeedingAcknowledgement(store: .googlePlay, limit: 10)
+                let dueGoogle = try await transaction.purchasesNeedingAcknowledgement(
+                    store: .googlePlay, after: nil, limit: 10)
                 #expect(dueGoogle.map(\.key.id) == ["ack-b", "ack-a", "ack-c"])
-                let firstTwo = try await transaction.purchasesNeedingAcknowledgement(store: .googlePlay, limit: 2)
+                let firstTwo = try await transaction.purchasesNeedingAcknowledgement(
+                    store: .googlePlay, after: nil, limit: 2)
                 #expect(firstTwo.map(\.key.id) == ["ack-b", "ack-a"])
-                let dueApple = try await transaction.purchasesNeedingAcknowledgement(store: .appStore, limit: 10)
+                let dueApple = try await transaction.purchasesNeedingAcknowledgement(
+                    store: .appStore, after: nil, limit: 10)
                 #expect(dueApple == [appleAcknowledgement])
+                // Paging on from the last of a page reaches the rest, oldest first.
+                let rest = try await transaction.purchasesNeedingAcknowledgement(
+                    store: .googlePlay, after: firstTwo.last, limit: 2)
+                #expect(rest.map(\.key.id) == ["ack-c"])
+                let none = try await transaction.purchasesNeedingAcknowledgement(
+                    store: .googlePlay, after: rest.last, limit: 2)
+                #expect(none.isEmpty)
             }
         }
     }
@@ -153,7 +165,8 @@ import Testing
                 kind: ProductKind = .subscription
             ) -> Purchase {
                 Purchase(
-                    key: .appStore(id), productID: "pro.monthly", kind: kind, environment: "Sandbox", state: state,
+                    key: .appStore(id), app: AppID("com.example.app"), productID: "pro.monthly", kind: kind,
+                    environment: .sandbox, state: state,
                     expiresAt: expires.map(at), gracePeriodExpiresAt: grace.map(at), observedAt: baseTime)
             }
             let now = at(100 * hour)
@@ -289,14 +302,14 @@ import Testing
             let changes = [
                 StateChange(
                     key: key, from: nil, to: .pending, expiresAt: nil, observedAt: at(0),
-                    cause: ChangeCause(source: "submission")),
+                    cause: ChangeCause(source: .submission)),
                 StateChange(
                     key: key, from: .pending, to: .active, expiresAt: at(86_400_000), observedAt: at(10),
-                    cause: ChangeCause(source: "notification", event: "SUBSCRIPTION_PURCHASED", reference: "msg-1")),
+                    cause: ChangeCause(source: .notification, event: "SUBSCRIPTION_PURCHASED", reference: "msg-1")),
                 // Appended later but observed earlier: history keeps append order.
                 StateChange(
                     key: key, from: .active, to: .canceled, expiresAt: at(86_400_000), observedAt: at(5),
-                    cause: ChangeCause(source: "api-refresh", event: "SUBSCRIPTION_CANCELED")),
+                    cause: ChangeCause(source: .refresh, event: "SUBSCRIPTION_CANCELED")),
             ]
             let transfers = [
                 OwnershipTransfer(key: key, from: CustomerID("a"), to: CustomerID("b"), policy: .transfer, at: at(20)),
@@ -309,7 +322,7 @@ import Testing
                 try await transaction.appendStateChange(
                     StateChange(
                         key: .appStore("token"), from: nil, to: .active, expiresAt: nil, observedAt: at(0),
-                        cause: ChangeCause(source: "submission")))
+                        cause: ChangeCause(source: .submission)))
             }
             try await storage.transaction { transaction async throws in
                 #expect(try await transaction.stateChanges(of: key) == changes)
@@ -847,6 +860,71 @@ import Testing
             let retried = try await database.open(migrations: Migration.all + [fixed])
             #expect(try await retried.migrate() == [fixed.version])
             try await retried.close()
+        }
+    }
+
+    /// Migration 3 on a database written by version 2: environments take the domain's two names
+    /// (Google's `Test` is sandbox), the app is unknown until backfilled, and the backfill only
+    /// touches the store it is told to.
+    @Test(arguments: Backend.available)
+    func appsAndEnvironmentsMigrateFromVersionTwo(backend: Backend) async throws {
+        let versionTwo = Migration.all.filter { $0.version <= 2 }
+        try await TestDatabase.withFresh(backend, migrations: versionTwo) { old, database async throws in
+            try await old.close()
+            let sql = try await database.open(migrations: versionTwo)
+            // Rows as version 2 wrote them.
+            try await sql.transaction { transaction async throws in
+                for (store, id, environment) in [
+                    ("app_store", "apple-prod", "Production"), ("app_store", "apple-sandbox", "Sandbox"),
+                    ("google_play", "google-test", "Test"), ("google_play", "google-prod", "Production"),
+                ] {
+                    try await (transaction as? SQLStorageTransaction)?.database.raw(
+                        """
+                        INSERT INTO purchases (store, id, product_id, kind, environment, state, ownership, quantity,
+                                               observed_at, needs_acknowledgement)
+                        VALUES (\(bind: store), \(bind: id), 'p', 'subscription', \(bind: environment), 'active',
+                                'purchased', 1, 1, \(unsafeRaw: backend == .sqlite ? "0" : "FALSE"))
+                        """
+                    ).run()
+                }
+            }
+            try await sql.close()
+            let storage = try await database.open(migrations: Migration.all)
+            #expect(try await storage.migrate() == [3])
+            try await storage.transaction { transaction async throws in
+                let environments = [
+                    try await transaction.purchase(.appStore("apple-prod"))?.environment,
+                    try await transaction.purchase(.appStore("apple-sandbox"))?.environment,
+                    try await transaction.purchase(.googlePlay("google-test"))?.environment,
+                    try await transaction.purchase(.googlePlay("google-prod"))?.environment,
+                ]
+                #expect(environments == [.production, .sandbox, .sandbox, .production])
+                #expect(try await transaction.purchase(.appStore("apple-prod"))?.app == nil)
+                #expect(try await transaction.purchasesWithoutApp() == [.appStore: 2, .googlePlay: 2])
+                #expect(try await transaction.assignApp(AppID("com.example.play"), toPurchasesOf: .googlePlay) == 2)
+                #expect(try await transaction.purchase(.googlePlay("google-test"))?.app == AppID("com.example.play"))
+                #expect(try await transaction.purchasesWithoutApp() == [.appStore: 2])
+                // Recorded apps are never overwritten.
+                #expect(try await transaction.assignApp(AppID("other"), toPurchasesOf: .googlePlay) == 0)
+            }
+            try await storage.close()
+        }
+    }
+
+    /// A purchase saved without an app (a placeholder) never erases one already recorded.
+    @Test(arguments: Backend.available)
+    func aRecordedAppIsKept(backend: Backend) async throws {
+        try await TestDatabase.withFresh(backend) { storage, _ async throws in
+            var purchase = minimalPurchase(.appStore("kept"))
+            purchase.app = AppID("com.example.app")
+            try await storage.transaction { [purchase] in try await $0.savePurchase(purchase) }
+            var withoutApp = purchase
+            withoutApp.app = nil
+            withoutApp.state = .expired
+            try await storage.transaction { [withoutApp] in try await $0.savePurchase(withoutApp) }
+            let stored = try await storage.transaction { try await $0.purchase(.appStore("kept")) }
+            #expect(stored?.app == AppID("com.example.app"))
+            #expect(stored?.state == .expired)
         }
     }
 

@@ -11,7 +11,8 @@ import Testing
 
     func fact(_ state: SubscriptionState, at offset: TimeInterval, hint: String? = nil) -> PurchaseFact {
         PurchaseFact(
-            key: key, productID: "monthly", kind: .subscription, environment: "Sandbox", state: state,
+            key: key, app: AppID("com.example.app"), productID: "monthly", kind: .subscription, environment: .sandbox,
+            state: state,
             expiresAt: start.addingTimeInterval(offset + 30 * 86_400), autoRenew: state == .active, accountHint: hint,
             observedAt: start.addingTimeInterval(offset)
         )

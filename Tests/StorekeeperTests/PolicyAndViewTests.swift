@@ -7,12 +7,13 @@ import Testing
     let alice = CustomerID("alice")
     let bob = CustomerID("bob")
 
-    func subscription(_ id: String, product: String = "monthly", state: SubscriptionState, expiresIn: TimeInterval)
-        -> Purchase
-    {
+    func subscription(
+        _ id: String, product: String = "monthly", state: SubscriptionState, expiresIn: TimeInterval,
+        environment: PurchaseEnvironment = .sandbox, app: String? = "com.example.app"
+    ) -> Purchase {
         Purchase(
-            key: .appStore(id), customerID: alice, productID: product, kind: .subscription, environment: "Sandbox",
-            state: state, expiresAt: now.addingTimeInterval(expiresIn), observedAt: now
+            key: .appStore(id), customerID: alice, app: app.map { AppID($0) }, productID: product, kind: .subscription,
+            environment: environment, state: state, expiresAt: now.addingTimeInterval(expiresIn), observedAt: now
         )
     }
 
@@ -61,7 +62,8 @@ import Testing
         ]
         let customer = Customer(id: alice, appAccountToken: UUID(), createdAt: now)
         let view = CustomerView(
-            customer: customer, purchases: purchases, balances: ["coins": 5], catalog: catalog, at: now)
+            customer: customer, purchases: purchases, balances: ["coins": 5], catalog: catalog, access: .sandbox,
+            at: now)
         #expect(view.entitlements.map(\.name) == ["extra", "pro", "themes"])
         let byName = Dictionary(uniqueKeysWithValues: view.entitlements.map { ($0.name, $0) })
         #expect(byName["pro"]?.active == true)
@@ -74,8 +76,40 @@ import Testing
         #expect(view.oneTimePurchases.map(\.purchaseID) == ["3"])
         // Access is decided against the time asked about: an hour later "pro" has lapsed.
         let later = CustomerView(
-            customer: customer, purchases: purchases, balances: [:], catalog: catalog, at: now.addingTimeInterval(3600)
+            customer: customer, purchases: purchases, balances: [:], catalog: catalog, access: .sandbox,
+            at: now.addingTimeInterval(3600)
         )
         #expect(later.entitlements.first { $0.name == "pro" }?.active == false)
+    }
+
+    /// DESIGN.md, "Environments": a sandbox purchase grants access in a production deployment only
+    /// for an app whose configuration says so; a production purchase always does.
+    @Test func sandboxPurchasesGrantInProductionOnlyWhereTheAppSaysSo() {
+        let catalog = Catalog([
+            CatalogProduct(id: "monthly", store: .appStore, kind: .subscription, entitlements: ["pro"])
+        ])
+        let customer = Customer(id: alice, appAccountToken: UUID(), createdAt: now)
+        let sandbox = subscription("1", state: .active, expiresIn: 3600)
+        let legacy = subscription("2", state: .active, expiresIn: 3600, app: nil)
+        let production = subscription("3", state: .active, expiresIn: 3600, environment: .production)
+        let app = StoreApp(.appStore, AppID("com.example.app"))
+        let strict = EnvironmentAccess(deployment: .production)
+        let lenient = EnvironmentAccess(deployment: .production, sandboxGrantingApps: [app])
+        #expect(!strict.admits(sandbox) && !strict.admits(legacy) && strict.admits(production))
+        #expect(lenient.admits(sandbox) && !lenient.admits(legacy) && lenient.admits(production))
+        #expect(
+            !EnvironmentAccess(deployment: .production, sandboxGrantingApps: [StoreApp(.googlePlay, app.id)]).admits(
+                sandbox))
+        #expect(EnvironmentAccess.sandbox.admits(sandbox) && EnvironmentAccess.sandbox.admits(legacy))
+
+        let refused = CustomerView(
+            customer: customer, purchases: [sandbox], balances: [:], catalog: catalog, access: strict, at: now)
+        #expect(refused.entitlements.isEmpty)
+        #expect(refused.subscriptions.map(\.active) == [false])
+        #expect(refused.subscriptions.map(\.environmentGrantsAccess) == [false])
+        let granted = CustomerView(
+            customer: customer, purchases: [sandbox], balances: [:], catalog: catalog, access: lenient, at: now)
+        #expect(granted.entitlements.map(\.name) == ["pro"])
+        #expect(granted.subscriptions.map(\.active) == [true])
     }
 }

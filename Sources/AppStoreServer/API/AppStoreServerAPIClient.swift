@@ -297,46 +297,33 @@ public struct AppStoreServerAPIClient: Sendable {
             throw AppStoreServerAPIError(httpStatus: nil, code: nil, message: "invalid request URL", isRetryable: false)
         }
         let bodyBytes = try body.map { try AppStoreJSON.makeEncoder().encode($0) }
-        let policy = configuration.retryPolicy
-        var waited = 0.0
-        var attempt = 0
-        var renewedToken = false
-        while true {
-            attempt += 1
+        return try await configuration.retryPolicy.run { (attempt) -> Result<Data, AppStoreServerAPIError> in
             if let limiter = configuration.rateLimiter { try await limiter.acquire() }
-            var failure: AppStoreServerAPIError
             do {
-                let (status, headers, data) = try await attemptOnce(method, url: url, body: bodyBytes)
-                if (200..<300).contains(status) { return data }
-                if status == 401, !renewedToken {
-                    // A cached token the App Store no longer accepts: one retry with a new token.
-                    renewedToken = true
+                var (status, headers, data) = try await attemptOnce(method, url: url, body: bodyBytes)
+                if status == 401 {
+                    // A cached token the App Store no longer accepts: once more with a new token,
+                    // within the same attempt.
                     authorization.invalidate()
-                    attempt -= 1
-                    continue
+                    (status, headers, data) = try await attemptOnce(method, url: url, body: bodyBytes)
                 }
+                if (200..<300).contains(status) { return .success(data) }
                 let payload = try? AppStoreJSON.makeDecoder().decode(ErrorPayload.self, from: data)
-                failure = AppStoreServerAPIError(
-                    httpStatus: status, code: payload?.errorCode,
-                    message: payload?.errorMessage ?? "\(method.rawValue) \(path) failed",
-                    retryAfter: headers.first(name: "Retry-After").flatMap(Double.init), attempts: attempt)
+                return .failure(
+                    AppStoreServerAPIError(
+                        httpStatus: status, code: payload?.errorCode,
+                        message: payload?.errorMessage ?? "\(method.rawValue) \(path) failed",
+                        retryAfter: headers.first(name: "Retry-After").flatMap(Double.init), attempts: attempt))
             } catch let error as AppStoreServerAPIError {
                 throw error
             } catch is CancellationError {
                 throw CancellationError()
             } catch {
-                failure = AppStoreServerAPIError(
-                    httpStatus: nil, code: nil, message: "\(method.rawValue) \(path): \(error)", attempts: attempt,
-                    isRetryable: true)
+                return .failure(
+                    AppStoreServerAPIError(
+                        httpStatus: nil, code: nil, message: "\(method.rawValue) \(path): \(error)", attempts: attempt,
+                        isRetryable: true))
             }
-            guard failure.isRetryable, attempt < policy.maxAttempts else { throw failure }
-            let delay = policy.delay(beforeRetry: attempt, retryAfter: failure.retryAfter)
-            guard waited + delay <= policy.budget else {
-                failure.message += " (retry budget of \(policy.budget) s exhausted)"
-                throw failure
-            }
-            waited += delay
-            try await Task.sleep(for: .milliseconds(Int64(delay * 1000)))
         }
     }
 

@@ -1,3 +1,5 @@
+public import StoreCore
+
 /// A failed App Store Server API call.
 public struct AppStoreServerAPIError: Error, Hashable, Sendable, CustomStringConvertible {
     /// The HTTP status, if the App Store answered.
@@ -34,5 +36,13 @@ public struct AppStoreServerAPIError: Error, Hashable, Sendable, CustomStringCon
         parts.append(message)
         if attempts > 1 { parts.append("after \(attempts) attempts") }
         return parts.joined(separator: ": ")
+    }
+}
+
+extension AppStoreServerAPIError: RetryableFailure {
+    public func budgetExhausted(_ budget: Double) -> Self {
+        var exhausted = self
+        exhausted.message += " (retry budget of \(budget) s exhausted)"
+        return exhausted
     }
 }

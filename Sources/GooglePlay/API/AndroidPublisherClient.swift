@@ -221,12 +221,7 @@ public struct AndroidPublisherClient: Sendable {
         } else if method == .POST {
             request.headers.add(name: "Content-Length", value: "0")
         }
-        let policy = configuration.retryPolicy
-        var waited = 0.0
-        var attempt = 0
-        while true {
-            attempt += 1
-            var failure: AndroidPublisherError
+        return try await configuration.retryPolicy.run { (attempt) -> Result<Data, AndroidPublisherError> in
             do {
                 let quota = configuration.quota
                 let response = try await tokens.execute(request, timeout: configuration.requestTimeout) {
@@ -235,30 +230,25 @@ public struct AndroidPublisherClient: Sendable {
                 let collected = try await response.body.collect(upTo: configuration.maxResponseBytes)
                 let data = Data(collected.readableBytesView)
                 let status = Int(response.status.code)
-                if (200..<300).contains(status) { return data }
-                failure = AndroidPublisherError(
-                    httpStatus: status, body: data,
-                    retryAfter: response.headers.first(name: "Retry-After").flatMap(Double.init), attempts: attempt)
+                if (200..<300).contains(status) { return .success(data) }
+                return .failure(
+                    AndroidPublisherError(
+                        httpStatus: status, body: data,
+                        retryAfter: response.headers.first(name: "Retry-After").flatMap(Double.init), attempts: attempt)
+                )
             } catch let error as ServiceAccountTokenError {
-                failure = AndroidPublisherError(
-                    .authenticationFailed, "no access token: \(error.description)", attempts: attempt,
-                    isRetryable: error.isRetryable)
+                return .failure(
+                    AndroidPublisherError(
+                        .authenticationFailed, "no access token: \(error.description)", attempts: attempt,
+                        isRetryable: error.isRetryable))
             } catch is CancellationError {
                 throw CancellationError()
             } catch let error as AndroidPublisherError {
                 throw error  // the quota's own refusal (quota-exhausted): nothing was sent
             } catch {
-                failure = AndroidPublisherError(
-                    .transportFailure, "\(method.rawValue) \(path): \(error)", attempts: attempt)
+                return .failure(
+                    AndroidPublisherError(.transportFailure, "\(method.rawValue) \(path): \(error)", attempts: attempt))
             }
-            guard failure.isRetryable, attempt < policy.maxAttempts else { throw failure }
-            let delay = policy.delay(beforeRetry: attempt, retryAfter: failure.retryAfter)
-            guard waited + delay <= policy.budget else {
-                failure.message += " (retry budget of \(policy.budget) s exhausted)"
-                throw failure
-            }
-            waited += delay
-            try await Task.sleep(for: .milliseconds(Int64(delay * 1000)))
         }
     }
 }

@@ -1,4 +1,5 @@
 public import Foundation
+public import StoreCore
 
 /// Why an Android Publisher API call failed.
 ///
@@ -107,5 +108,13 @@ public struct AndroidPublisherError: Error, Hashable, Sendable, CustomStringConv
         var text = "\(reason.rawValue): \(message)"
         if let httpStatus { text += " (HTTP \(httpStatus))" }
         return text
+    }
+}
+
+extension AndroidPublisherError: RetryableFailure {
+    public func budgetExhausted(_ budget: Double) -> Self {
+        var exhausted = self
+        exhausted.message += " (retry budget of \(budget) s exhausted)"
+        return exhausted
     }
 }

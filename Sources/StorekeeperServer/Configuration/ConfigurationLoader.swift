@@ -85,6 +85,14 @@ struct Parse {
             host: string("server.host") ?? "127.0.0.1",
             port: int("server.port", in: 0...65_535) ?? 8080
         )
+        var deployment = PurchaseEnvironment.production
+        if let raw = string("environment") {
+            if let environment = PurchaseEnvironment(rawValue: raw.lowercased()) {
+                deployment = environment
+            } else {
+                problem("environment", "unknown environment '\(raw)' (expected production or sandbox)")
+            }
+        }
         let storageURL = string("storage.url") ?? "storekeeper.sqlite"
         checkStorageURL(storageURL)
         var policies = Policies()
@@ -119,7 +127,8 @@ struct Parse {
         let apps = self.apps()
         let catalog = self.catalog(apps: apps)
         return StorekeeperConfiguration(
-            server: server, storageURL: storageURL, policies: policies, apiKeys: apiKeys(), apps: apps,
+            server: server, environment: deployment, storageURL: storageURL, policies: policies, apiKeys: apiKeys(),
+            apps: apps,
             catalog: catalog, processing: processing
         )
     }
@@ -174,7 +183,23 @@ struct Parse {
             }
             result.append(app)
         }
+        checkUnique(result, "appStore.bundleId", \.appStore?.bundleID)
+        checkUnique(result, "googlePlay.packageName", \.googlePlay?.packageName)
         return result
+    }
+
+    /// Two apps of one store with the same id would make every payload ambiguous.
+    mutating func checkUnique(_ apps: [AppConfiguration], _ key: String, _ id: KeyPath<AppConfiguration, String?>) {
+        var owners: [String: String] = [:]
+        for app in apps {
+            guard let value = app[keyPath: id] else { continue }
+            if let first = owners[value] {
+                problem(
+                    "apps.\(app.name).\(key)", "'\(value)' is also the \(key) of apps.\(first); each app needs its own")
+            } else {
+                owners[value] = app.name
+            }
+        }
     }
 
     mutating func appStore(_ path: String) -> AppStoreAppConfiguration? {
@@ -183,11 +208,18 @@ struct Parse {
         if let raw = string("\(path).appAppleId") ?? int("\(path).appAppleId").map(String.init) {
             if let id = Int64(raw) { app.appAppleID = id } else { problem("\(path).appAppleId", "is not a number") }
         }
-        app.environments = stringArray("\(path).environments") ?? app.environments
-        for environment in app.environments where !["Production", "Sandbox"].contains(environment) {
-            problem("\(path).environments", "unknown environment '\(environment)' (expected Production or Sandbox)")
+        if let names = stringArray("\(path).environments") {
+            app.environments = []
+            for name in names {
+                guard let environment = PurchaseEnvironment(rawValue: name.lowercased()) else {
+                    problem("\(path).environments", "unknown environment '\(name)' (expected Production or Sandbox)")
+                    continue
+                }
+                app.environments.append(environment)
+            }
         }
-        if app.environments.contains("Production") && app.appAppleID == nil {
+        app.sandboxGrantsAccess = bool("\(path).sandboxGrantsAccess") ?? false
+        if app.environments.contains(.production) && app.appAppleID == nil {
             problem("\(path).appAppleId", "is required to accept Production payloads")
         }
         app.keyID = string("\(path).keyId")
@@ -241,6 +273,7 @@ struct Parse {
         }
         app.apiBaseURL = url("\(path).apiBaseUrl")
         app.jwksURL = url("\(path).jwksUrl")
+        app.testPurchasesGrantAccess = bool("\(path).testPurchasesGrantAccess") ?? false
         return app
     }
 

@@ -6,6 +6,10 @@ public import Storekeeper
 /// ``ConfigurationLoader`` before anything starts.
 public struct StorekeeperConfiguration: Sendable {
     public var server: HTTPSettings
+    /// The environment this deployment serves: in `production` (the default), sandbox and Google
+    /// test purchases are tracked but grant access only for apps that say so
+    /// (`sandboxGrantsAccess`, `testPurchasesGrantAccess`); in `sandbox` every purchase does.
+    public var environment: PurchaseEnvironment
     /// A SQLite path (`sqlite://path` or a plain path) or a PostgreSQL URL.
     public var storageURL: String
     public var policies: Policies
@@ -16,17 +20,33 @@ public struct StorekeeperConfiguration: Sendable {
     public var processing: ProcessingSettings
 
     public init(
-        server: HTTPSettings = HTTPSettings(), storageURL: String, policies: Policies = Policies(),
+        server: HTTPSettings = HTTPSettings(), environment: PurchaseEnvironment = .production, storageURL: String,
+        policies: Policies = Policies(),
         apiKeys: [ConfiguredAPIKey], apps: [AppConfiguration], catalog: Catalog,
         processing: ProcessingSettings = ProcessingSettings()
     ) {
         self.server = server
+        self.environment = environment
         self.storageURL = storageURL
         self.policies = policies
         self.apiKeys = apiKeys
         self.apps = apps
         self.catalog = catalog
         self.processing = processing
+    }
+
+    /// Which purchases grant access here, from the deployment's environment and each app's switch.
+    public var access: EnvironmentAccess {
+        var apps: Set<StoreApp> = []
+        for app in self.apps {
+            if let appStore = app.appStore, appStore.sandboxGrantsAccess {
+                apps.insert(StoreApp(.appStore, AppID(appStore.bundleID)))
+            }
+            if let googlePlay = app.googlePlay, googlePlay.testPurchasesGrantAccess {
+                apps.insert(StoreApp(.googlePlay, AppID(googlePlay.packageName)))
+            }
+        }
+        return EnvironmentAccess(deployment: environment, sandboxGrantingApps: apps)
     }
 }
 
@@ -91,8 +111,12 @@ public struct AppStoreAppConfiguration: Sendable, Hashable {
     public var bundleID: String
     /// Required to accept Production payloads (Apple's libraries require it too).
     public var appAppleID: Int64?
-    /// Environments whose notifications and transactions are accepted (`Production`, `Sandbox`).
-    public var environments: [String]
+    /// Environments whose notifications and transactions are accepted (verified); each has its
+    /// own verifier and API host.
+    public var environments: [PurchaseEnvironment]
+    /// Whether this app's Sandbox purchases grant access in a production deployment (off by
+    /// default; TestFlight and App Review builds need it on).
+    public var sandboxGrantsAccess: Bool
     /// App Store Connect API key: key id, issuer id and the .p8 file. Without them the server
     /// verifies signed data locally but can't call the App Store Server API.
     public var keyID: String?
@@ -107,13 +131,15 @@ public struct AppStoreAppConfiguration: Sendable, Hashable {
     public var sandboxAPIBaseURL: String?
 
     public init(
-        bundleID: String, appAppleID: Int64? = nil, environments: [String] = ["Production", "Sandbox"],
+        bundleID: String, appAppleID: Int64? = nil, environments: [PurchaseEnvironment] = [.production, .sandbox],
+        sandboxGrantsAccess: Bool = false,
         keyID: String? = nil, issuerID: String? = nil, privateKeyPath: String? = nil, appleRootFiles: [String] = [],
         allowedRootFiles: [String] = [], apiBaseURL: String? = nil, sandboxAPIBaseURL: String? = nil
     ) {
         self.bundleID = bundleID
         self.appAppleID = appAppleID
         self.environments = environments
+        self.sandboxGrantsAccess = sandboxGrantsAccess
         self.keyID = keyID
         self.issuerID = issuerID
         self.privateKeyPath = privateKeyPath
@@ -139,12 +165,17 @@ public struct GooglePlayAppConfiguration: Sendable, Hashable {
     /// Overrides of Google's endpoints (the simulator's, in tests and the demo).
     public var apiBaseURL: String?
     public var jwksURL: String?
+    /// Whether license testers' test purchases grant access in a production deployment (off by
+    /// default; internal testing tracks need it on).
+    public var testPurchasesGrantAccess: Bool
 
     public init(
         packageName: String, serviceAccountKeyPath: String? = nil, pushAudience: String? = nil,
-        pushServiceAccount: String? = nil, apiBaseURL: String? = nil, jwksURL: String? = nil
+        pushServiceAccount: String? = nil, apiBaseURL: String? = nil, jwksURL: String? = nil,
+        testPurchasesGrantAccess: Bool = false
     ) {
         self.packageName = packageName
+        self.testPurchasesGrantAccess = testPurchasesGrantAccess
         self.serviceAccountKeyPath = serviceAccountKeyPath
         self.pushAudience = pushAudience
         self.pushServiceAccount = pushServiceAccount

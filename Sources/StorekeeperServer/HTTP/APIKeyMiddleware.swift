@@ -20,13 +20,13 @@ struct APIKeyMiddleware<Context: RequestContext>: RouterMiddleware {
         _ request: Request, context: Context, next: (Request, Context) async throws -> Response
     ) async throws -> Response {
         guard let header = request.headers[.authorization], header.hasPrefix("Bearer ") else {
-            throw APIError(.unauthorized, "missing-api-key", "send the API key as Authorization: Bearer <key>")
+            throw ServerError(.missingAPIKey, "send the API key as Authorization: Bearer <key>")
         }
         guard let scope = keys[Self.hash(String(header.dropFirst("Bearer ".count)))] else {
-            throw APIError(.unauthorized, "invalid-api-key", "the API key is not valid")
+            throw ServerError(.invalidAPIKey, "the API key is not valid")
         }
         if scope == .readOnly && request.method != .get && request.method != .head {
-            throw APIError(.forbidden, "read-only-api-key", "a read-only API key can only read")
+            throw ServerError(.readOnlyAPIKey, "a read-only API key can only read")
         }
         return try await next(request, context)
     }

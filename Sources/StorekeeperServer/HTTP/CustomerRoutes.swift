@@ -1,23 +1,10 @@
 import Foundation
 import Hummingbird
-import Storekeeper
+public import Storekeeper
 
 /// `/v1/customers`: the app's view of its customers.
 struct CustomerRoutes {
     let service: CustomerService
-
-    struct AppStoreSubmission: Decodable {
-        var signedTransaction: String?
-        var transactionId: String?
-        var environment: String?
-        var appReceipt: String?
-    }
-
-    struct GooglePlaySubmission: Decodable {
-        var purchaseToken: String?
-        var productId: String?
-        var packageName: String?
-    }
 
     struct Debit: Decodable {
         var amount: Int
@@ -52,60 +39,32 @@ struct CustomerRoutes {
         group.get("customers/:id") { _, context in
             let id = try customerID(context)
             guard let view = try await service.view(of: id) else {
-                throw ServiceError.customerNotFound(id)
+                throw ServerError.customerNotFound(id)
             }
             return try JSONResponse.make(view)
         }
-        group.post("customers/:id/purchases/app-store") { request, context in
+        // One route per store (`app-store`, `google-play`); the store's adapter reads its own body.
+        group.post("customers/:id/purchases/:store") { request, context in
             let id = try customerID(context)
-            let submission = try await decode(AppStoreSubmission.self, request)
-            let facts: [PurchaseFact]
-            if let jws = submission.signedTransaction {
-                facts = [try await service.appStoreFact(signedTransaction: jws)]
-            } else if let transactionID = submission.transactionId {
-                facts = [
-                    try await service.appStoreFact(transactionID: transactionID, environment: submission.environment)
-                ]
-            } else if let receipt = submission.appReceipt {
-                facts = try await service.appStoreFacts(appReceipt: receipt, environment: submission.environment)
-            } else {
-                throw APIError(
-                    .badRequest, "malformed-submission", "send one of signedTransaction, transactionId or appReceipt"
+            let segment = context.parameters.get("store") ?? ""
+            guard let store = Store(pathSegment: segment) else {
+                throw ServerError(
+                    .malformedSubmission,
+                    "unknown store '\(segment)' (expected \(Store.allCases.map(\.pathSegment).joined(separator: " or ")))"
                 )
             }
-            // Everything is verified before anything is recorded.
-            var view: CustomerView?
-            for fact in facts {
-                let cause = ChangeCause(source: "submission", event: "app-store", reference: fact.key.id)
-                let (submitted, purchase) = try await service.submit(fact, cause: cause, for: id)
-                await service.setAppAccountTokenIfMissing(on: purchase, fact: fact, view: submitted)
-                view = submitted
-            }
-            guard let view else {
-                throw APIError(.notFound, "purchase-not-found", "the submission names no purchase")
-            }
-            return try JSONResponse.make(view)
-        }
-        group.post("customers/:id/purchases/google-play") { request, context in
-            let id = try customerID(context)
-            let submission = try await decode(GooglePlaySubmission.self, request)
-            guard let token = submission.purchaseToken, !token.isEmpty else {
-                throw APIError(
-                    .badRequest, "malformed-submission", "send purchaseToken (and productId for one-time products)")
-            }
-            let view = try await service.submitGooglePlay(
-                token: token, productID: submission.productId, packageName: submission.packageName, for: id)
-            return try JSONResponse.make(view)
+            let body = try await request.body.collect(upTo: 256 * 1024)
+            return try JSONResponse.make(try await service.submit(Data(buffer: body), to: store, for: id))
         }
         group.post("customers/:id/balances/:balance/debits") { request, context in
             let id = try customerID(context)
             let balance = context.parameters.get("balance") ?? ""
             let debit = try await decode(Debit.self, request)
             guard debit.amount > 0 else {
-                throw APIError(.badRequest, "invalid-amount", "amount must be a positive integer")
+                throw ServerError(.invalidAmount, "amount must be a positive integer")
             }
             guard !debit.idempotencyKey.isEmpty, debit.idempotencyKey.utf8.count <= 200 else {
-                throw APIError(.badRequest, "invalid-idempotency-key", "idempotencyKey must be 1 to 200 bytes")
+                throw ServerError(.invalidIdempotencyKey, "idempotencyKey must be 1 to 200 bytes")
             }
             let (entry, remaining) = try await service.debit(
                 id, balance: balance, amount: debit.amount, idempotencyKey: debit.idempotencyKey
@@ -121,7 +80,7 @@ struct CustomerRoutes {
 
     func customerID(_ context: BasicRequestContext) throws -> CustomerID {
         let raw = context.parameters.get("id") ?? ""
-        if let problem = CustomerID.problem(with: raw) { throw APIError(.badRequest, "invalid-customer-id", problem) }
+        if let problem = CustomerID.problem(with: raw) { throw ServerError(.invalidCustomerID, problem) }
         return CustomerID(raw)
     }
 }
@@ -132,6 +91,21 @@ func decode<Value: Decodable>(_ type: Value.Type, _ request: Request) async thro
     do {
         return try JSONDecoder().decode(Value.self, from: Data(buffer: body))
     } catch {
-        throw APIError(.badRequest, "malformed-body", "the body is not the expected JSON: \(error)")
+        throw ServerError(.malformedBody, "the body is not the expected JSON: \(error)")
+    }
+}
+
+extension Store {
+    /// The store's segment in the API's paths (`/v1/notifications/app-store`, …).
+    public var pathSegment: String {
+        switch self {
+        case .appStore: "app-store"
+        case .googlePlay: "google-play"
+        }
+    }
+
+    init?(pathSegment: String) {
+        guard let store = Store.allCases.first(where: { $0.pathSegment == pathSegment }) else { return nil }
+        self = store
     }
 }

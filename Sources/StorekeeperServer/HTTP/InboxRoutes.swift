@@ -32,12 +32,12 @@ struct InboxRoutes {
             let statusText = request.uri.queryParameters.get("status") ?? InboxNotification.Status.failed.rawValue
             guard let status = InboxNotification.Status(rawValue: statusText) else {
                 let known = InboxNotification.Status.allCases.map(\.rawValue).joined(separator: ", ")
-                throw APIError(.badRequest, "invalid-query", "status must be one of \(known)")
+                throw ServerError(.invalidQuery, "status must be one of \(known)")
             }
             var limit = Self.defaultLimit
             if let text = request.uri.queryParameters.get("limit") {
                 guard let value = Int(text), (1...Self.maximumLimit).contains(value) else {
-                    throw APIError(.badRequest, "invalid-query", "limit must be 1 to \(Self.maximumLimit)")
+                    throw ServerError(.invalidQuery, "limit must be 1 to \(Self.maximumLimit)")
                 }
                 limit = value
             }

@@ -1,5 +1,5 @@
 import Foundation
-import Hummingbird
+public import Hummingbird
 import NIOCore
 
 /// JSON answers and errors in one shape: `{"error": {"code": "...", "message": "..."}}`.
@@ -19,17 +19,10 @@ enum JSONResponse {
     }
 }
 
-/// A 4xx/5xx answer with a machine-readable code and a sentence for people.
-struct APIError: HTTPResponseError {
-    var status: HTTPResponse.Status
-    var code: String
-    var message: String
-
-    init(_ status: HTTPResponse.Status, _ code: String, _ message: String) {
-        self.status = status
-        self.code = code
-        self.message = message
-    }
+/// A 4xx/5xx answer: the error's code (which decides the status) and its sentence for people.
+/// What it translates (``ServerError/underlying``) is logged, never answered.
+extension ServerError: HTTPResponseError {
+    public var status: HTTPResponse.Status { code.status }
 
     struct Body: Encodable {
         struct Detail: Encodable {
@@ -39,7 +32,7 @@ struct APIError: HTTPResponseError {
         var error: Detail
     }
 
-    func response(from request: Request, context: some RequestContext) throws -> Response {
-        try JSONResponse.make(Body(error: .init(code: code, message: message)), status: status)
+    public func response(from request: Request, context: some RequestContext) throws -> Response {
+        try JSONResponse.make(Body(error: .init(code: code.rawValue, message: message)), status: status)
     }
 }

@@ -1,5 +1,6 @@
 import CoreMetrics
 import Prometheus
+import Storekeeper
 
 /// The server's metrics, kept in its own Prometheus registry (no global bootstrap, so several
 /// servers can live in one process, as tests need) and served at /metrics.
@@ -11,33 +12,46 @@ final class ServerMetrics: Sendable {
         factory = PrometheusMetricsFactory(registry: registry)
     }
 
-    func notificationReceived(store: String, result: String) {
-        Counter(
-            label: "storekeeper_notifications_received_total", dimensions: [("store", store), ("result", result)],
-            factory: factory
-        ).increment()
-    }
+    /// How receiving a delivery ended (the `result` label): stored, a duplicate, or refused with
+    /// an error code.
+    enum ReceiveResult: Sendable, Hashable {
+        case stored
+        case duplicate
+        case refused(ErrorCode)
 
-    func notificationProcessed(store: String, result: String) {
-        Counter(
-            label: "storekeeper_notifications_processed_total", dimensions: [("store", store), ("result", result)],
-            factory: factory
-        ).increment()
-    }
-
-    /// What a catch-up run recovered, by kind (`history`, `voided`, `refreshed`, `failures`).
-    func caughtUp(_ report: MissedNotificationRecovery.Report) {
-        for (kind, count) in [
-            ("history", report.historyNotificationsStored), ("voided", report.voidedPurchasesApplied),
-            ("refreshed", report.subscriptionsRefreshed), ("failures", report.failures),
-        ] where count > 0 {
-            Counter(label: "storekeeper_catch_up_total", dimensions: [("kind", kind)], factory: factory)
-                .increment(by: count)
+        var label: String {
+            switch self {
+            case .stored: "stored"
+            case .duplicate: "duplicate"
+            case .refused(let code): code.rawValue
+            }
         }
     }
 
-    func inbox(status: String, count: Int) {
-        Gauge(label: "storekeeper_inbox_notifications", dimensions: [("status", status)], factory: factory)
+    func notificationReceived(store: Store, result: ReceiveResult) {
+        Counter(
+            label: "storekeeper_notifications_received_total",
+            dimensions: [("store", store.rawValue), ("result", result.label)], factory: factory
+        ).increment()
+    }
+
+    func notificationProcessed(store: Store, result: ProcessingOutcome) {
+        Counter(
+            label: "storekeeper_notifications_processed_total",
+            dimensions: [("store", store.rawValue), ("result", result.rawValue)], factory: factory
+        ).increment()
+    }
+
+    /// What a catch-up run recovered, by kind.
+    func caughtUp(_ report: CatchUpReport) {
+        for kind in CatchUpKind.allCases where report[kind] > 0 {
+            Counter(label: "storekeeper_catch_up_total", dimensions: [("kind", kind.rawValue)], factory: factory)
+                .increment(by: report[kind])
+        }
+    }
+
+    func inbox(status: InboxNotification.Status, count: Int) {
+        Gauge(label: "storekeeper_inbox_notifications", dimensions: [("status", status.rawValue)], factory: factory)
             .record(count)
     }
 

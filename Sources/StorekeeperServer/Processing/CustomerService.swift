@@ -1,4 +1,3 @@
-public import AppStoreServer
 public import Foundation
 public import Logging
 public import StoreCore
@@ -11,20 +10,20 @@ public struct CustomerService: Sendable {
     public let storage: any Storage
     public let recorder: PurchaseRecorder
     public let policies: Policies
-    public let appStore: AppStoreApps
-    public let googlePlay: GooglePlayPurchases
+    public let stores: StoreAdapters
+    public let settler: PurchaseSettler
     public let clock: any WallClock
     public let logger: Logger
 
     public init(
-        storage: any Storage, recorder: PurchaseRecorder, policies: Policies, appStore: AppStoreApps,
-        googlePlay: GooglePlayPurchases, clock: any WallClock, logger: Logger
+        storage: any Storage, recorder: PurchaseRecorder, policies: Policies, stores: StoreAdapters,
+        settler: PurchaseSettler, clock: any WallClock, logger: Logger
     ) {
         self.storage = storage
         self.recorder = recorder
         self.policies = policies
-        self.appStore = appStore
-        self.googlePlay = googlePlay
+        self.stores = stores
+        self.settler = settler
         self.clock = clock
         self.logger = logger
     }
@@ -51,7 +50,9 @@ public struct CustomerService: Sendable {
             guard let customer = try await transaction.customer(id) else { return nil }
             let purchases = try await transaction.purchases(of: id)
             let balances = try await transaction.balances(of: id)
-            return CustomerView(customer: customer, purchases: purchases, balances: balances, catalog: catalog, at: now)
+            return CustomerView(
+                customer: customer, purchases: purchases, balances: balances, catalog: catalog,
+                access: recorder.access, at: now)
         }
     }
 
@@ -60,8 +61,8 @@ public struct CustomerService: Sendable {
     ///
     /// - Parameter olderChain: purchases further back in an upgrade chain than `fact.replaces`,
     ///   superseded with it (see ``GooglePlayPurchases/olderChain(of:packageName:)``).
-    public func submit(
-        _ fact: PurchaseFact, cause: ChangeCause, for id: CustomerID, olderChain: [PurchaseKey] = []
+    func submit(
+        _ observation: PurchaseObservation, cause: ChangeCause, for id: CustomerID
     ) async throws -> (view: CustomerView, purchase: Purchase) {
         let now = clock.now()
         let recorder = self.recorder
@@ -69,17 +70,20 @@ public struct CustomerService: Sendable {
         let catalog = recorder.catalog
         return try await storage.transaction { transaction in
             guard let customer = try await transaction.customer(id) else {
-                throw ServiceError.customerNotFound(id)
+                throw ServerError.customerNotFound(id)
             }
-            let outcome = try await recorder.record(fact, cause: cause, in: transaction)
-            for older in olderChain { _ = try await recorder.supersede(older, by: fact, cause: cause, in: transaction) }
+            guard let outcome = try await recorder.record(observation, cause: cause, in: transaction) else {
+                throw ServerError(.malformedSubmission, "the submission names no purchase")
+            }
             var purchase = outcome.purchase
             switch policy.decide(purchase, presentedBy: id, at: now) {
             case .alreadyOwned: break
             case .link:
                 purchase = try await recorder.link(purchase, to: id, in: transaction, at: now)
-            case .conflict(let owner):
-                throw ServiceError.ownershipConflict(purchase.key, owner: owner)
+            case .conflict:
+                throw ServerError(
+                    .ownershipConflict,
+                    "purchase \(purchase.key.id) belongs to another customer and the ownership policy keeps it there")
             case .transfer(let owner):
                 purchase = try await recorder.link(
                     purchase, to: id,
@@ -90,142 +94,41 @@ public struct CustomerService: Sendable {
             let purchases = try await transaction.purchases(of: id)
             let balances = try await transaction.balances(of: id)
             let view = CustomerView(
-                customer: customer, purchases: purchases, balances: balances, catalog: catalog, at: now
-            )
+                customer: customer, purchases: purchases, balances: balances, catalog: catalog,
+                access: recorder.access, at: now)
             return (view, purchase)
         }
     }
 
-    /// The fact an App Store submission (a signed transaction, or a transaction id looked up with
-    /// the API) establishes, verified before anything is stored.
-    public func appStoreFact(signedTransaction: String) async throws -> PurchaseFact {
-        let (_, verifier) = try appStore.verifier(for: signedTransaction)
-        let transaction = try await verifier.verify(signedTransaction, as: JWSTransaction.self)
-        return try await appStoreFact(for: transaction)
-    }
-
-    public func appStoreFact(transactionID: String, environment: String?) async throws -> PurchaseFact {
-        var lastError: (any Error)?
-        for environment in environment.map({ [$0] }) ?? ["Production", "Sandbox"] {
-            do {
-                let client = try appStore.client(bundleID: nil, environment: environment)
-                let transaction = try await client.getTransactionInfo(transactionId: transactionID)
-                return try await appStoreFact(for: transaction)
-            } catch let error as AppStoreServerAPIError where error.httpStatus == 404 {
-                lastError = error
-            } catch let error as ProcessingError where error.reason == .notConfigured {
-                lastError = error
+    /// A purchase submission for `store` (its own JSON body): everything the adapter verifies with
+    /// the store before anything is recorded; a sandbox purchase this deployment does not let
+    /// grant access is refused; then each purchase is recorded, linked under the ownership policy
+    /// and settled with its store (acknowledged, or given the customer's account token).
+    public func submit(_ body: Data, to store: Store, for id: CustomerID) async throws -> CustomerView {
+        guard let customer = try await storage.transaction({ try await $0.customer(id) }) else {
+            throw ServerError.customerNotFound(id)
+        }
+        let observations = try await stores(store).interpretSubmission(body)
+        for case .purchase(let fact, _) in observations
+        where !recorder.access.admits(fact.environment, of: StoreApp(store, fact.app)) {
+            throw ServerError(
+                .sandboxPurchaseInProduction,
+                "purchase \(fact.key.id) of \(fact.app) was made in the \(fact.environment) environment; this "
+                    + "production deployment lets \(fact.app)'s sandbox purchases grant access only when "
+                    + "its configuration says so")
+        }
+        var view: CustomerView?
+        for observation in observations {
+            guard case .purchase(let fact, _) = observation else { continue }
+            let cause = ChangeCause(source: .submission, event: store.rawValue, reference: fact.key.id)
+            let (submitted, purchase) = try await submit(observation, cause: cause, for: id)
+            view = submitted
+            if await settler.settle(purchase, accountToken: customer.appAccountToken) {
+                view = try await self.view(of: id)
             }
         }
-        throw lastError ?? ProcessingError(.purchaseNotFound, "transaction \(transactionID) not found")
-    }
-
-    /// The facts a StoreKit 1 app receipt leads to. The receipt only names a transaction; what
-    /// counts is the customer's transaction history as the App Store Server API answers it (signed
-    /// by Apple and verified): the latest transaction of each original purchase.
-    public func appStoreFacts(appReceipt: String, environment: String?) async throws -> [PurchaseFact] {
-        let receipt: AppReceipt
-        let transactionID: String
-        do {
-            receipt = try AppReceipt(base64: appReceipt)
-            transactionID = try receipt.requireTransactionId()
-        } catch {
-            throw ProcessingError(.malformedPayload, "the app receipt: \(error.description)")
-        }
-        var lastError: (any Error)?
-        for environment in environment.map({ [$0] }) ?? ["Production", "Sandbox"] {
-            do {
-                let client = try appStore.client(bundleID: receipt.bundleId, environment: environment)
-                var latest: [String: JWSTransaction] = [:]
-                for try await transaction in client.transactionHistory(transactionId: transactionID) {
-                    let original = transaction.originalTransactionId ?? transaction.transactionId ?? ""
-                    if let known = latest[original],
-                        (known.purchaseDate ?? .distantPast)
-                            >= (transaction.purchaseDate ?? .distantPast)
-                    {
-                        continue
-                    }
-                    latest[original] = transaction
-                }
-                var facts: [PurchaseFact] = []
-                for transaction in latest.values.sorted(by: {
-                    ($0.purchaseDate ?? .distantPast) < ($1.purchaseDate ?? .distantPast)
-                }) {
-                    facts.append(try await appStoreFact(for: transaction))
-                }
-                guard !facts.isEmpty else { break }
-                return facts
-            } catch let error as AppStoreServerAPIError where error.httpStatus == 404 {
-                lastError = error
-            } catch let error as ProcessingError where error.reason == .notConfigured {
-                lastError = error
-            }
-        }
-        throw lastError
-            ?? ProcessingError(.purchaseNotFound, "the receipt's transaction \(transactionID) has no history")
-    }
-
-    /// Sets the customer's appAccountToken on an App Store purchase that carries none (bought
-    /// outside the app: an offer code, a purchase in the App Store), when the policy says so, so
-    /// that the store's later notifications name the customer. Best effort: the purchase is
-    /// recorded either way.
-    func setAppAccountTokenIfMissing(on purchase: Purchase, fact: PurchaseFact, view: CustomerView) async {
-        let originalTransactionID = purchase.key.id
-        guard policies.setAppAccountToken, purchase.key.store == .appStore, fact.accountHint == nil,
-            let client = try? appStore.client(bundleID: nil, environment: fact.environment)
-        else { return }
-        do {
-            try await client.setAppAccountToken(
-                originalTransactionId: originalTransactionID, appAccountToken: view.appAccountToken)
-        } catch {
-            logger.warning(
-                "could not set the appAccountToken of a purchase made outside the app",
-                metadata: ["originalTransactionId": "\(originalTransactionID)", "error": "\(error)"])
-        }
-    }
-
-    func appStoreFact(for transaction: JWSTransaction) async throws -> PurchaseFact {
-        let observedAt = transaction.signedDate ?? clock.now()
-        let environment = transaction.environment?.rawValue ?? "Production"
-        // A subscription's state also needs its renewal info; the status endpoint gives both.
-        var renewalInfo: JWSRenewalInfo?
-        var status: SubscriptionStatus?
-        if transaction.type == .autoRenewableSubscription, let original = transaction.originalTransactionId,
-            let client = try? appStore.client(bundleID: transaction.bundleId, environment: environment)
-        {
-            let item = try await client.getAllSubscriptionStatuses(transactionId: original)
-                .subscription(originalTransactionId: original)
-            renewalInfo = item?.renewalInfo
-            status = item?.status
-        }
-        let observation = try AppStoreFacts.observation(
-            transaction: transaction, renewalInfo: renewalInfo, status: status, observedAt: observedAt,
-            catalog: recorder.catalog
-        )
-        guard case .purchase(let fact) = observation else {
-            throw ProcessingError(
-                .malformedPayload, "transaction \(transaction.transactionId ?? "?") was upgraded; submit the newer one"
-            )
-        }
-        return fact
-    }
-
-    /// A Google Play submission: the purchase's state fetched from the API, recorded and linked
-    /// under the ownership policy (superseding the tokens it replaced), then acknowledged — or,
-    /// for a consumable, consumed once its credits are in the ledger.
-    public func submitGooglePlay(
-        token: String, productID: String?, packageName: String?, for id: CustomerID
-    ) async throws -> CustomerView {
-        guard try await storage.transaction({ try await $0.customer(id) }) != nil else {
-            throw ServiceError.customerNotFound(id)
-        }
-        let fact = try await googlePlay.fact(packageName: packageName, productID: productID, token: token)
-        let olderChain = try await googlePlay.olderChain(of: fact, packageName: packageName)
-        let cause = ChangeCause(source: "submission", event: "google-play", reference: fact.key.id)
-        let (view, purchase) = try await submit(fact, cause: cause, for: id, olderChain: olderChain)
-        guard purchase.needsAcknowledgement else { return view }
-        await googlePlay.settle(purchase, packageName: packageName)
-        return try await self.view(of: id) ?? view
+        guard let view else { throw ServerError(.purchaseNotFound, "the submission names no purchase") }
+        return view
     }
 
     /// Debits a balance once per idempotency key; a repeat returns the first result.
@@ -234,7 +137,7 @@ public struct CustomerService: Sendable {
     ) async throws -> (entry: LedgerEntry, balance: Int) {
         let now = clock.now()
         return try await storage.transaction { transaction in
-            guard try await transaction.customer(id) != nil else { throw ServiceError.customerNotFound(id) }
+            guard try await transaction.customer(id) != nil else { throw ServerError.customerNotFound(id) }
             // The ledger's own idempotency decides whether this debit is new: a repeat leaves the
             // balance as it was. A new one beyond the balance is refused, and throwing rolls its
             // insert back.
@@ -246,21 +149,15 @@ public struct CustomerService: Sendable {
                 )
             )
             guard entry.balance == balance, entry.amount == -amount else {
-                throw ServiceError.idempotencyKeyReused(idempotencyKey)
+                throw ServerError(
+                    .idempotencyKeyReused, "idempotency key \(idempotencyKey) was used for a different debit")
             }
             let after = try await transaction.balances(of: id)[balance] ?? 0
             guard after == before || before >= amount else {
-                throw ServiceError.insufficientBalance(balance, available: before, requested: amount)
+                throw ServerError(
+                    .insufficientBalance, "balance \(balance) has \(before), \(amount) requested")
             }
             return (entry, after)
         }
     }
-}
-
-/// Request-level failures the HTTP layer maps to 4xx answers.
-public enum ServiceError: Error, Sendable {
-    case customerNotFound(CustomerID)
-    case ownershipConflict(PurchaseKey, owner: CustomerID)
-    case insufficientBalance(String, available: Int, requested: Int)
-    case idempotencyKeyReused(String)
 }

@@ -1,33 +1,33 @@
-public import AppStoreServer
 public import Foundation
 public import Logging
 public import StoreCore
 public import Storekeeper
 public import StorekeeperStorage
 
-/// Receives store notifications: verifies them, stores them durably with their dedupe key, and
-/// processes stored ones (retrying failures with backoff). The webhook answers 2xx only after
-/// ``receiveAppStore(body:)`` returned, i.e. once the notification is durable.
+/// Receives store notifications: has each store's adapter authenticate them, stores them durably
+/// with their dedupe key, and processes stored ones (retrying failures with backoff). The
+/// webhook answers 2xx only after ``receive(_:_:)`` returned, i.e. once the notification is
+/// durable (DESIGN.md, "Durability").
 public struct NotificationInbox: Sendable {
     public let storage: any Storage
     public let recorder: PurchaseRecorder
-    public let appStore: AppStoreApps
-    public let googlePlay: GooglePlayPurchases
+    public let stores: StoreAdapters
+    public let settler: PurchaseSettler
     public let settings: ProcessingSettings
     public let clock: any WallClock
     public let logger: Logger
     /// Told of every processing attempt's outcome (for metrics).
-    let onProcessed: @Sendable (_ store: Store, _ succeeded: Bool) -> Void
+    let onProcessed: @Sendable (_ store: Store, _ outcome: ProcessingOutcome) -> Void
 
     public init(
-        storage: any Storage, recorder: PurchaseRecorder, appStore: AppStoreApps, googlePlay: GooglePlayPurchases,
+        storage: any Storage, recorder: PurchaseRecorder, stores: StoreAdapters, settler: PurchaseSettler,
         settings: ProcessingSettings, clock: any WallClock, logger: Logger,
-        onProcessed: @escaping @Sendable (_ store: Store, _ succeeded: Bool) -> Void = { _, _ in }
+        onProcessed: @escaping @Sendable (_ store: Store, _ outcome: ProcessingOutcome) -> Void = { _, _ in }
     ) {
         self.storage = storage
         self.recorder = recorder
-        self.appStore = appStore
-        self.googlePlay = googlePlay
+        self.stores = stores
+        self.settler = settler
         self.settings = settings
         self.clock = clock
         self.logger = logger
@@ -40,32 +40,25 @@ public struct NotificationInbox: Sendable {
         case duplicate
     }
 
-    /// Verifies an App Store Server Notification V2 request body (`{"signedPayload": …}`) and stores
-    /// it. Throws before anything is written if the body is malformed or the signature is forged.
-    public func receiveAppStore(body: Data) async throws -> Receipt {
-        let notification = try await verifiedAppStoreNotification(body: body)
-        guard let uuid = notification.payload.notificationUUID, !uuid.isEmpty else {
-            throw ProcessingError(.malformedPayload, "the notification has no notificationUUID")
-        }
-        let item = InboxNotification(store: .appStore, dedupeKey: uuid, body: body, receivedAt: clock.now())
+    /// Authenticates a delivery through its store's adapter and stores it. Throws before anything
+    /// is written if the body is malformed or the signature or token doesn't verify.
+    public func receive(_ store: Store, _ delivery: WebhookDelivery) async throws -> Receipt {
+        let dedupeKey = try await stores(store).accept(delivery)
+        let item = InboxNotification(store: store, dedupeKey: dedupeKey, body: delivery.body, receivedAt: clock.now())
         let isNew = try await storage.transaction { try await $0.insertNotification(item) }
         return isNew ? .stored : .duplicate
     }
 
-    func verifiedAppStoreNotification(body: Data) async throws -> VerifiedNotification {
-        struct Body: Decodable { var signedPayload: String }
-        guard let decoded = try? JSONDecoder().decode(Body.self, from: body) else {
-            throw ProcessingError(.malformedPayload, "the body is not {\"signedPayload\": \"<JWS>\"}")
-        }
-        let (_, verifier) = try appStore.verifier(for: decoded.signedPayload)
-        return try await verifier.verifyNotification(decoded.signedPayload)
-    }
-
     // MARK: Processing
 
-    /// Processes every stored notification due now (at most `limit`); returns how many it handled.
-    /// App Store notifications are applied as one batch (``processAppStore(_:)``); Google Play ones
-    /// one by one, as each needs the Android Publisher API.
+    /// Processes every stored notification due now (at most `limit`); returns how many it
+    /// handled. Each is interpreted by its store's adapter outside any transaction (verification,
+    /// API calls), then all are applied in one transaction — each with its `processed` mark, in a
+    /// savepoint of its own, so one that fails is undone alone and retried later while the rest
+    /// commit together. A notification whose purchase the store still waits to have acknowledged
+    /// is marked processed only once that was tried (a failure is left to the sweeper), so
+    /// nothing counts as done while Google's three days run. A crash anywhere re-processes; the
+    /// ordering rule makes that harmless.
     @discardableResult
     public func processDue(limit: Int = 50) async throws -> Int {
         let now = clock.now()
@@ -73,16 +66,77 @@ public struct NotificationInbox: Sendable {
         let claimed = try await storage.transaction { transaction in
             try await transaction.claimDueNotifications(now: now, limit: limit, lease: lease)
         }
-        await processAppStore(claimed.filter { $0.store == .appStore })
-        for item in claimed where item.store == .googlePlay {
+        var changes: [(item: InboxNotification, change: NotificationChange)] = []
+        for item in claimed {
             do {
-                try await processGooglePlay(item)
-                onProcessed(.googlePlay, true)
+                changes.append((item, try await stores(item.store).interpret(item)))
             } catch {
                 await recordFailure(of: item, "\(error)")
             }
         }
+        guard !changes.isEmpty else { return claimed.count }
+        let recorder = self.recorder
+        let applied: [String: Result<[Purchase], ApplyFailure>]
+        do {
+            applied = try await storage.transaction { [changes] transaction in
+                var applied: [String: Result<[Purchase], ApplyFailure>] = [:]
+                for (item, change) in changes {
+                    do {
+                        let unsettled = try await transaction.savepoint {
+                            try await Self.apply(change, of: item, recorder: recorder, in: transaction, at: now)
+                        }
+                        applied[item.dedupeKey] = .success(unsettled)
+                    } catch let error as StorageError where error.isRetryable {
+                        throw error
+                    } catch {
+                        applied[item.dedupeKey] = .failure(ApplyFailure(description: "\(error)"))
+                    }
+                }
+                return applied
+            }
+        } catch {
+            for (item, _) in changes { await recordFailure(of: item, "\(error)") }
+            return claimed.count
+        }
+        for (item, _) in changes {
+            switch applied[item.dedupeKey] {
+            case .success(let unsettled)?:
+                if !unsettled.isEmpty {
+                    for purchase in unsettled { await settler.settle(purchase) }
+                    try await storage.transaction { [now = clock.now()] in
+                        try await $0.updateNotification(item.markedProcessed(at: now))
+                    }
+                }
+                onProcessed(item.store, .processed)
+            case .failure(let failure)?:
+                await recordFailure(of: item, failure.description)
+            case nil:
+                await recordFailure(of: item, "not applied")
+            }
+        }
         return claimed.count
+    }
+
+    struct ApplyFailure: Error, Sendable {
+        var description: String
+    }
+
+    /// Records a notification's observations; marks it processed unless a recorded purchase
+    /// awaits acknowledgement, and returns those.
+    static func apply(
+        _ change: NotificationChange, of item: InboxNotification, recorder: PurchaseRecorder,
+        in transaction: any StorageTransaction, at now: Date
+    ) async throws -> [Purchase] {
+        var unsettled: [Purchase] = []
+        for observation in change.observations {
+            if let outcome = try await recorder.record(observation, cause: change.cause, in: transaction),
+                outcome.purchase.needsAcknowledgement
+            {
+                unsettled.append(outcome.purchase)
+            }
+        }
+        if unsettled.isEmpty { try await transaction.updateNotification(item.markedProcessed(at: now)) }
+        return unsettled
     }
 
     /// Processes batches of `settings.batchSize` until none is due.
@@ -107,7 +161,7 @@ public struct NotificationInbox: Sendable {
 
     /// Leaves a notification whose processing failed in the inbox, due again after a backoff.
     func recordFailure(of item: InboxNotification, _ error: String) async {
-        onProcessed(item.store, false)
+        onProcessed(item.store, .failed)
         let attempts = item.attempts + 1
         let delay = min(settings.initialRetryDelay * pow(2, Double(attempts - 1)), settings.maxRetryDelay)
         var failed = item
@@ -124,91 +178,13 @@ public struct NotificationInbox: Sendable {
         )
         _ = try? await storage.transaction { [failed] in try await $0.updateNotification(failed) }
     }
+}
 
-    /// What one App Store notification changes, worked out before any transaction.
-    struct AppStoreChange: Sendable {
-        var item: InboxNotification
-        var observation: AppStoreObservation?
-        var cause: ChangeCause
-    }
-
-    /// Processes App Store notifications: each is verified again and mapped to a fact outside any
-    /// transaction, then all are applied in one transaction — each with its `processed` mark, in a
-    /// savepoint of its own, so one that fails is undone alone and retried later while the rest
-    /// commit together (on SQLite, one commit instead of one per notification). A crash before
-    /// the commit re-processes them all; nothing is lost or applied twice.
-    func processAppStore(_ items: [InboxNotification]) async {
-        var changes: [AppStoreChange] = []
-        for item in items {
-            do {
-                changes.append(try await appStoreChange(item))
-            } catch {
-                await recordFailure(of: item, "\(error)")
-            }
-        }
-        guard !changes.isEmpty else { return }
-        let now = clock.now()
-        let recorder = self.recorder
-        let failures: [String: String]
-        do {
-            failures = try await storage.transaction { [changes] transaction in
-                var failures: [String: String] = [:]
-                for change in changes {
-                    do {
-                        try await transaction.savepoint {
-                            try await Self.apply(change, recorder: recorder, in: transaction, at: now)
-                        }
-                    } catch let error as StorageError where error.isRetryable {
-                        throw error
-                    } catch {
-                        failures[change.item.dedupeKey] = "\(error)"
-                    }
-                }
-                return failures
-            }
-        } catch {
-            for change in changes { await recordFailure(of: change.item, "\(error)") }
-            return
-        }
-        for change in changes {
-            if let failure = failures[change.item.dedupeKey] {
-                await recordFailure(of: change.item, failure)
-            } else {
-                onProcessed(.appStore, true)
-            }
-        }
-    }
-
-    func appStoreChange(_ item: InboxNotification) async throws -> AppStoreChange {
-        let notification = try await verifiedAppStoreNotification(body: item.body)
-        let payload = notification.payload
-        let event = [payload.notificationType?.rawValue, payload.subtype?.rawValue].compactMap { $0 }.joined(
-            separator: "/")
-        let cause = ChangeCause(source: "notification", event: event, reference: payload.notificationUUID)
-        var observation: AppStoreObservation?
-        if let transaction = notification.transaction {
-            observation = try AppStoreFacts.observation(
-                transaction: transaction, renewalInfo: notification.renewalInfo, status: payload.data?.status,
-                observedAt: payload.signedDate ?? transaction.signedDate ?? item.receivedAt,
-                catalog: recorder.catalog
-            )
-        }
-        return AppStoreChange(item: item, observation: observation, cause: cause)
-    }
-
-    static func apply(
-        _ change: AppStoreChange, recorder: PurchaseRecorder, in transaction: any StorageTransaction, at now: Date
-    ) async throws {
-        switch change.observation {
-        case .purchase(let fact)?:
-            _ = try await recorder.record(fact, cause: change.cause, in: transaction)
-        case .upgradedTransaction(let key, let record)?:
-            try await recorder.record(record, of: key, in: transaction)
-        case nil:
-            break
-        }
-        try await transaction.updateNotification(change.item.markedProcessed(at: now))
-    }
+/// How processing one notification ended (the `result` label of
+/// `storekeeper_notifications_processed_total`).
+public enum ProcessingOutcome: String, Sendable, Hashable, CaseIterable {
+    case processed
+    case failed
 }
 
 extension InboxNotification {

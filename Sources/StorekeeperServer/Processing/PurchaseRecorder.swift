@@ -15,9 +15,42 @@ public enum AccountHint {
 /// their history, their billing events, customer links and consumable credits change.
 public struct PurchaseRecorder: Sendable {
     public let catalog: Catalog
+    /// Which environments' purchases grant access (and credit balances) in this deployment.
+    public let access: EnvironmentAccess
 
-    public init(catalog: Catalog) {
+    public init(catalog: Catalog, access: EnvironmentAccess) {
         self.catalog = catalog
+        self.access = access
+    }
+
+    /// Records one observation: a purchase's state (superseding the older purchases it names) or
+    /// a billing event alone. Returns the purchase as it stands when the observation was about
+    /// its state.
+    @discardableResult
+    public func record(
+        _ observation: PurchaseObservation, cause: ChangeCause, in transaction: any StorageTransaction
+    ) async throws -> Outcome? {
+        switch observation {
+        case .purchase(let fact, let olderChain):
+            let outcome = try await record(fact, cause: cause, in: transaction)
+            for older in olderChain { _ = try await supersede(older, by: fact, cause: cause, in: transaction) }
+            return outcome
+        case .billingEvent(let event, let key):
+            try await record(event, of: key, in: transaction)
+            return nil
+        }
+    }
+
+    /// Records what settling a purchase with its store changed.
+    public func record(
+        _ settlement: PurchaseSettlement, of key: PurchaseKey, in transaction: any StorageTransaction
+    ) async throws {
+        guard var stored = try await transaction.purchase(key) else { return }
+        switch settlement {
+        case .acknowledged: stored.needsAcknowledgement = false
+        case .accountTokenSet(let token): stored.accountHint = token
+        }
+        try await transaction.savePurchase(stored)
     }
 
     /// What recording a fact did.
@@ -47,6 +80,9 @@ public struct PurchaseRecorder: Sendable {
         } else {
             purchase = Purchase(fact: fact)
         }
+        // The app is the store's word too, but unlike the state it never changes: a stale fact
+        // still tells the app of a purchase stored before apps were recorded.
+        if purchase.app == nil { purchase.app = fact.app }
         if purchase.customerID == nil, let hint = purchase.accountHint {
             purchase.customerID = try await customer(forHint: hint, in: transaction)?.id
         }
@@ -120,7 +156,7 @@ public struct PurchaseRecorder: Sendable {
         let base =
             previous
             ?? Purchase(
-                key: key, productID: fact.productID, kind: fact.kind, environment: fact.environment,
+                key: key, app: fact.app, productID: fact.productID, kind: fact.kind, environment: fact.environment,
                 state: .superseded, accountHint: fact.accountHint, observedAt: fact.observedAt
             )
         let superseded = base.superseding(at: fact.observedAt)
@@ -141,8 +177,9 @@ public struct PurchaseRecorder: Sendable {
 
     /// Posts, for each billing event of a consumable, the difference between what it should have
     /// credited (after refunds and reversals) and what the ledger already holds for it.
+    /// A sandbox purchase that may not grant access here credits nothing.
     func reconcileCredits(of purchase: Purchase, in transaction: any StorageTransaction, at now: Date) async throws {
-        guard let customer = purchase.customerID else { return }
+        guard let customer = purchase.customerID, access.admits(purchase) else { return }
         for record in try await transaction.transactions(of: purchase.key) {
             guard let product = catalog.product(record.fact.productID, in: purchase.key.store),
                 product.kind == .consumable, let balance = product.balance

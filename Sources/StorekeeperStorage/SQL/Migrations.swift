@@ -20,7 +20,7 @@ struct Migration: Sendable {
 
 extension Migration {
     /// Every migration this build knows, oldest first.
-    static let all: [Migration] = [initialSchema, refreshTracking]
+    static let all: [Migration] = [initialSchema, refreshTracking, appsAndEnvironments]
 
     /// The version a fully migrated database reports.
     static var latestVersion: Int { all.last?.version ?? 0 }
@@ -293,6 +293,35 @@ extension Migration {
         postgresql: [
             "ALTER TABLE purchases ADD COLUMN refreshed_at BIGINT",
             "CREATE INDEX purchases_by_state_and_expiry ON purchases (state, expires_at)",
+        ])
+}
+
+extension Migration {
+    /// Every purchase records its app (bundle id or package name) and one of two environment
+    /// names. Environments are rewritten from the stores' spellings (`Production`, `Sandbox`,
+    /// Google's `Test`); the app cannot be known from what was stored, so it stays NULL here and
+    /// is backfilled from the configuration (``StorageTransaction/assignApp(_:toPurchasesOf:)``)
+    /// or from the purchase's next fact. The sweeper pages through unacknowledged purchases by
+    /// (store, observed_at, id).
+    static let appsAndEnvironments = Migration(
+        version: 3, name: "apps and environments",
+        sqlite: [
+            "ALTER TABLE purchases ADD COLUMN app TEXT",
+            "UPDATE purchases SET environment = CASE environment WHEN 'Production' THEN 'production' ELSE 'sandbox' END",
+            "DROP INDEX purchases_awaiting_acknowledgement",
+            """
+            CREATE INDEX purchases_awaiting_acknowledgement ON purchases (store, observed_at, id)
+            WHERE needs_acknowledgement = 1
+            """,
+        ],
+        postgresql: [
+            "ALTER TABLE purchases ADD COLUMN app TEXT",
+            "UPDATE purchases SET environment = CASE environment WHEN 'Production' THEN 'production' ELSE 'sandbox' END",
+            "DROP INDEX purchases_awaiting_acknowledgement",
+            """
+            CREATE INDEX purchases_awaiting_acknowledgement ON purchases (store, observed_at, id)
+            WHERE needs_acknowledgement
+            """,
         ])
 }
 

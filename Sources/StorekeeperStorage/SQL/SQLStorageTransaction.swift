@@ -92,7 +92,7 @@ struct SQLStorageTransaction: StorageTransaction {
     // MARK: Purchases
 
     private static let purchaseColumns = """
-        store, id, customer_id, product_id, kind, environment, state, expires_at, grace_period_expires_at, \
+        store, id, customer_id, app, product_id, kind, environment, state, expires_at, grace_period_expires_at, \
         auto_renew, ownership, quantity, account_hint, replaces_store, replaces_id, observed_at, needs_acknowledgement
         """
 
@@ -105,9 +105,10 @@ struct SQLStorageTransaction: StorageTransaction {
         return Purchase(
             key: PurchaseKey(store: try reader.raw("store", as: Store.self), id: try reader.string("id")),
             customerID: try reader.optionalString("customer_id").map(CustomerID.init(rawValue:)),
+            app: try reader.optionalString("app").map(AppID.init(rawValue:)),
             productID: try reader.string("product_id"),
             kind: try reader.raw("kind", as: ProductKind.self),
-            environment: try reader.string("environment"),
+            environment: try reader.raw("environment", as: PurchaseEnvironment.self),
             state: try reader.raw("state", as: SubscriptionState.self),
             expiresAt: try reader.optionalDate("expires_at"),
             gracePeriodExpiresAt: try reader.optionalDate("grace_period_expires_at"),
@@ -134,15 +135,16 @@ struct SQLStorageTransaction: StorageTransaction {
             """
             INSERT INTO purchases (\(unsafeRaw: Self.purchaseColumns))
             VALUES (\(bind: purchase.key.store.rawValue), \(bind: purchase.key.id),
-                    \(bind: purchase.customerID?.rawValue), \(bind: purchase.productID), \(bind: purchase.kind.rawValue),
-                    \(bind: purchase.environment), \(bind: purchase.state.rawValue),
+                    \(bind: purchase.customerID?.rawValue), \(bind: purchase.app?.rawValue), \(bind: purchase.productID),
+                    \(bind: purchase.kind.rawValue), \(bind: purchase.environment.rawValue), \(bind: purchase.state.rawValue),
                     \(bind: StoredTime.milliseconds(purchase.expiresAt)),
                     \(bind: StoredTime.milliseconds(purchase.gracePeriodExpiresAt)), \(bind: purchase.autoRenew),
                     \(bind: purchase.ownership.rawValue), \(bind: purchase.quantity), \(bind: purchase.accountHint),
                     \(bind: purchase.replaces?.store.rawValue), \(bind: purchase.replaces?.id),
                     \(bind: StoredTime.milliseconds(purchase.observedAt)), \(bind: purchase.needsAcknowledgement))
             ON CONFLICT (store, id) DO UPDATE SET
-                customer_id = excluded.customer_id, product_id = excluded.product_id, kind = excluded.kind,
+                customer_id = excluded.customer_id, app = COALESCE(excluded.app, purchases.app),
+                product_id = excluded.product_id, kind = excluded.kind,
                 environment = excluded.environment, state = excluded.state, expires_at = excluded.expires_at,
                 grace_period_expires_at = excluded.grace_period_expires_at, auto_renew = excluded.auto_renew,
                 ownership = excluded.ownership, quantity = excluded.quantity, account_hint = excluded.account_hint,
@@ -169,14 +171,45 @@ struct SQLStorageTransaction: StorageTransaction {
         ).map(purchase(from:))
     }
 
-    func purchasesNeedingAcknowledgement(store: Store, limit: Int) async throws -> [Purchase] {
-        try await rows(
+    func purchasesNeedingAcknowledgement(store: Store, after last: Purchase?, limit: Int) async throws
+        -> [Purchase]
+    {
+        let position: SQLQueryString =
+            if let last {
+                """
+                AND (observed_at > \(bind: StoredTime.milliseconds(last.observedAt))
+                     OR (observed_at = \(bind: StoredTime.milliseconds(last.observedAt)) AND id > \(bind: last.key.id)))
+                """
+            } else {
+                ""
+            }
+        return try await rows(
             """
             SELECT \(unsafeRaw: Self.purchaseColumns) FROM purchases
-            WHERE needs_acknowledgement = TRUE AND store = \(bind: store.rawValue)
+            WHERE needs_acknowledgement = TRUE AND store = \(bind: store.rawValue) \(position)
             ORDER BY observed_at, id LIMIT \(bind: max(limit, 0))
             """
         ).map(purchase(from:))
+    }
+
+    func purchasesWithoutApp() async throws -> [Store: Int] {
+        var counts: [Store: Int] = [:]
+        for row in try await rows(
+            "SELECT store, CAST(COUNT(*) AS BIGINT) AS count FROM purchases WHERE app IS NULL GROUP BY store")
+        {
+            let reader = RowReader(row: row, table: "purchases")
+            counts[try reader.raw("store", as: Store.self)] = try reader.int("count")
+        }
+        return counts
+    }
+
+    func assignApp(_ app: AppID, toPurchasesOf store: Store) async throws -> Int {
+        let updated = try await rows(
+            """
+            UPDATE purchases SET app = \(bind: app.rawValue)
+            WHERE store = \(bind: store.rawValue) AND app IS NULL RETURNING id
+            """)
+        return updated.count
     }
 
     func subscriptionsOverdue(accessEndedBefore cutoff: Date, notRefreshedSince: Date, limit: Int) async throws
@@ -267,7 +300,7 @@ struct SQLStorageTransaction: StorageTransaction {
                  cause_reference)
             VALUES (\(bind: change.key.store.rawValue), \(bind: change.key.id), \(bind: change.from?.rawValue),
                     \(bind: change.to.rawValue), \(bind: StoredTime.milliseconds(change.expiresAt)),
-                    \(bind: StoredTime.milliseconds(change.observedAt)), \(bind: change.cause.source),
+                    \(bind: StoredTime.milliseconds(change.observedAt)), \(bind: change.cause.source.rawValue),
                     \(bind: change.cause.event), \(bind: change.cause.reference))
             """)
     }
@@ -288,7 +321,8 @@ struct SQLStorageTransaction: StorageTransaction {
                 to: try reader.raw("to_state", as: SubscriptionState.self),
                 expiresAt: try reader.optionalDate("expires_at"), observedAt: try reader.date("observed_at"),
                 cause: ChangeCause(
-                    source: try reader.string("cause_source"), event: try reader.optionalString("cause_event"),
+                    source: try reader.raw("cause_source", as: ChangeSource.self),
+                    event: try reader.optionalString("cause_event"),
                     reference: try reader.optionalString("cause_reference")))
         }
     }

@@ -2,38 +2,57 @@ public import AppStoreServer
 public import Foundation
 public import Storekeeper
 
-/// What one App Store transaction tells about its purchase.
-public enum AppStoreObservation: Sendable, Hashable {
-    /// The purchase's state as of the transaction (and renewal info, status).
-    case purchase(PurchaseFact)
-    /// Only a billing event: an `isUpgraded` transaction doesn't speak for its purchase's state
-    /// (the subscription continues under the new product, in the same purchase).
-    case upgradedTransaction(of: PurchaseKey, TransactionFact)
-}
-
 /// The App Store's facts in domain terms: the one place App Store payloads become
-/// ``PurchaseFact``s.
+/// ``PurchaseFact``s, with the one ordering rule (``observedAt(_:)``).
 public enum AppStoreFacts {
+    /// The ordering key of an App Store fact: the newest Apple signature among the payloads it
+    /// comes from (a notification's, its transaction's and renewal info's, or an API answer's
+    /// transaction and renewal info). Apple signs each payload when it states it, so a later
+    /// signature never describes an older state.
+    public static func observedAt(_ signedDates: Date?...) -> Date? {
+        signedDates.compactMap { $0 }.max()
+    }
+
+    /// The domain's name of an App Store environment; nil for one that is neither Production nor
+    /// Sandbox (Xcode and local StoreKit testing), which this server never accepts.
+    public static func environment(_ environment: Environment?) -> PurchaseEnvironment? {
+        switch environment {
+        case .production?: .production
+        case .sandbox?: .sandbox
+        default: nil
+        }
+    }
+
+    /// The App Store's name of a domain environment.
+    public static func environment(_ environment: PurchaseEnvironment) -> Environment {
+        environment == .production ? .production : .sandbox
+    }
+
     /// What a verified transaction (and, for subscriptions, its renewal info and status) says.
     ///
     /// - Parameters:
-    ///   - observedAt: the ordering key: the notification's `signedDate`, or the transaction's own
-    ///     for a submission.
-    ///   - status: the subscription status a notification carries (`data.status`), when it does.
+    ///   - observedAt: the ordering key (``observedAt(_:)`` of the payloads it comes from).
+    ///   - status: the subscription status a notification or status answer carries, when it does.
     public static func observation(
         transaction: JWSTransaction, renewalInfo: JWSRenewalInfo?, status: SubscriptionStatus?,
         observedAt: Date, catalog: Catalog
-    ) throws(ProcessingError) -> AppStoreObservation {
+    ) throws(ServerError) -> PurchaseObservation {
         guard let originalID = transaction.originalTransactionId, let transactionID = transaction.transactionId,
-            let productID = transaction.productId
+            let productID = transaction.productId, let bundleID = transaction.bundleId
         else {
-            throw ProcessingError(
-                .malformedPayload, "the transaction lacks originalTransactionId, transactionId or productId")
+            throw ServerError(
+                .malformedPayload, "the transaction lacks originalTransactionId, transactionId, productId or bundleId")
+        }
+        guard let environment = environment(transaction.environment) else {
+            throw ServerError(
+                .environmentNotAccepted,
+                "the transaction's environment \(transaction.environment?.rawValue ?? "(none)") is neither Production nor Sandbox"
+            )
         }
         let kind = catalog.product(productID, in: .appStore)?.kind ?? kind(of: transaction.type)
         let record = transactionFact(transaction, id: transactionID, productID: productID, observedAt: observedAt)
         let key = PurchaseKey.appStore(originalID)
-        guard transaction.isUpgraded != true else { return .upgradedTransaction(of: key, record) }
+        guard transaction.isUpgraded != true else { return .billingEvent(record, of: key) }
         let autoRenew = renewalInfo.map { $0.autoRenewStatus == .on }
         let state: SubscriptionState
         if transaction.revocationDate != nil {
@@ -48,8 +67,7 @@ public enum AppStoreFacts {
             state = .active
         }
         let fact = PurchaseFact(
-            key: key, productID: productID, kind: kind,
-            environment: transaction.environment?.rawValue ?? "Production", state: state,
+            key: key, app: AppID(bundleID), productID: productID, kind: kind, environment: environment, state: state,
             expiresAt: transaction.expiresDate,
             gracePeriodExpiresAt: state == .gracePeriod ? renewalInfo?.gracePeriodExpiresDate : nil,
             autoRenew: kind == .subscription ? autoRenew : nil,
@@ -58,6 +76,19 @@ public enum AppStoreFacts {
             observedAt: observedAt, transactions: [record]
         )
         return .purchase(fact)
+    }
+
+    /// The purchase's state as a status answer (Get All Subscription Statuses) gives it.
+    public static func fact(
+        from item: SubscriptionGroupStatus.Subscription, catalog: Catalog
+    ) throws(ServerError) -> PurchaseFact? {
+        guard let transaction = item.transaction else { return nil }
+        let signed = observedAt(transaction.signedDate, item.renewalInfo?.signedDate) ?? .distantPast
+        let observation = try observation(
+            transaction: transaction, renewalInfo: item.renewalInfo, status: item.status, observedAt: signed,
+            catalog: catalog)
+        guard case .purchase(let fact, _) = observation else { return nil }
+        return fact
     }
 
     /// The billing event itself (kept even for an upgraded transaction).

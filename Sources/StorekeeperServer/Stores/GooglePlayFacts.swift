@@ -11,11 +11,12 @@ public enum GooglePlayFacts {
     /// - Parameter revoked: the notification said the subscription was revoked or voided; the
     ///   fetched state (expired) doesn't tell a revocation from an expiry.
     public static func subscription(
-        _ purchase: SubscriptionPurchaseV2, token: String, observedAt: Date, revoked: Bool = false, catalog: Catalog
-    ) throws(ProcessingError) -> PurchaseFact {
+        _ purchase: SubscriptionPurchaseV2, app: AppID, token: String, observedAt: Date, revoked: Bool = false,
+        catalog: Catalog
+    ) throws(ServerError) -> PurchaseFact {
         let items = purchase.lineItems ?? []
         guard let productID = items.first?.productId else {
-            throw ProcessingError(.malformedPayload, "the subscription purchase has no line item with a productId")
+            throw ServerError(.malformedPayload, "the subscription purchase has no line item with a productId")
         }
         let expiresAt = items.compactMap(\.expiryDate).max()
         let state: Storekeeper.SubscriptionState =
@@ -30,9 +31,10 @@ public enum GooglePlayFacts {
                 ))
         }
         return PurchaseFact(
-            key: .googlePlay(token), productID: productID,
+            key: .googlePlay(token), app: app, productID: productID,
             kind: catalog.product(productID, in: .googlePlay)?.kind ?? .subscription,
-            environment: purchase.testPurchase == nil ? "Production" : "Test", state: state, expiresAt: expiresAt,
+            // A license tester's purchase is a test purchase: the domain's sandbox.
+            environment: purchase.testPurchase == nil ? .production : .sandbox, state: state, expiresAt: expiresAt,
             gracePeriodExpiresAt: state == .gracePeriod ? expiresAt : nil,
             autoRenew: items.first?.autoRenewingPlan.map { $0.autoRenewEnabled ?? false },
             accountHint: AccountHint.normalized(purchase.externalAccountIdentifiers?.obfuscatedExternalAccountId),
@@ -68,9 +70,9 @@ public enum GooglePlayFacts {
     /// - Parameter voidedQuantity: how many units Google voided (a quantity-based partial refund),
     ///   or nil if none; a full void revokes the purchase.
     public static func product(
-        _ purchase: ProductPurchase, token: String, productID: String, observedAt: Date, voided: Bool = false,
-        voidedQuantity: Int? = nil, catalog: Catalog
-    ) throws(ProcessingError) -> PurchaseFact {
+        _ purchase: ProductPurchase, app: AppID, token: String, productID: String, observedAt: Date,
+        voided: Bool = false, voidedQuantity: Int? = nil, catalog: Catalog
+    ) throws(ServerError) -> PurchaseFact {
         let kind = catalog.product(productID, in: .googlePlay)?.kind ?? .nonConsumable
         let quantity = max(1, purchase.quantity ?? 1)
         let fullyVoided =
@@ -100,8 +102,8 @@ public enum GooglePlayFacts {
         let awaitingAcknowledgement =
             purchase.acknowledgementState == .yetToBeAcknowledged && purchase.consumptionState != .consumed
         return PurchaseFact(
-            key: .googlePlay(token), productID: productID, kind: kind,
-            environment: purchase.purchaseType == .test ? "Test" : "Production", state: state,
+            key: .googlePlay(token), app: app, productID: productID, kind: kind,
+            environment: purchase.purchaseType == .test ? .sandbox : .production, state: state,
             quantity: quantity, accountHint: AccountHint.normalized(purchase.obfuscatedExternalAccountId),
             observedAt: observedAt,
             needsAcknowledgement: state == .active

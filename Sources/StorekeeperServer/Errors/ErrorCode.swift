@@ -1,0 +1,83 @@
+public import Hummingbird
+
+/// Every machine-readable error code the server answers with, in `{"error": {"code", "message"}}`,
+/// and the HTTP status that goes with it. docs/openapi.yaml documents each one (a test checks).
+public enum ErrorCode: String, Sendable, Hashable, CaseIterable {
+    // The request itself.
+    case malformedBody = "malformed-body"
+    case malformedSubmission = "malformed-submission"
+    case invalidCustomerID = "invalid-customer-id"
+    case invalidAmount = "invalid-amount"
+    case invalidIdempotencyKey = "invalid-idempotency-key"
+    case invalidQuery = "invalid-query"
+    case missingAPIKey = "missing-api-key"
+    case invalidAPIKey = "invalid-api-key"
+    case readOnlyAPIKey = "read-only-api-key"
+
+    // What the request or notification carries.
+    /// A signed payload failed verification (forged, wrong chain, wrong app or environment).
+    case invalidSignedData = "invalid-signed-data"
+    /// A Pub/Sub push's OIDC token failed authentication.
+    case invalidPushToken = "invalid-push-token"
+    /// The payload verified but lacks what processing needs.
+    case malformedPayload = "malformed-payload"
+    /// The payload or request names an app this server is not configured for.
+    case unknownApp = "unknown-app"
+    /// Several apps of the store are configured and the request does not say which it is for.
+    case appRequired = "app-required"
+    /// The app does not accept payloads of that environment.
+    case environmentNotAccepted = "environment-not-accepted"
+    /// A sandbox (or Google test) purchase presented to a production deployment whose app does
+    /// not let sandbox purchases grant access.
+    case sandboxPurchaseInProduction = "sandbox-purchase-in-production"
+    /// An upgraded App Store transaction was submitted; the newer one speaks for the purchase.
+    case transactionUpgraded = "transaction-upgraded"
+
+    // State.
+    case customerNotFound = "customer-not-found"
+    case purchaseNotFound = "purchase-not-found"
+    /// The purchase was stored before apps were recorded and its app is not known yet.
+    case purchaseAppUnknown = "purchase-app-unknown"
+    case ownershipConflict = "ownership-conflict"
+    case insufficientBalance = "insufficient-balance"
+    case idempotencyKeyReused = "idempotency-key-reused"
+    /// The server can't do this with its configuration (no API key for the store, …).
+    case notConfigured = "not-configured"
+
+    // Outages.
+    /// The store's API failed in a way that may pass (5xx, 429, network); retried.
+    case storeUnavailable = "store-unavailable"
+    /// The store's API refused the call (its credentials, or a request it calls invalid).
+    case storeRefused = "store-refused"
+    /// Google's push keys could not be fetched; Pub/Sub retries on the 5xx.
+    case pushKeysUnavailable = "push-keys-unavailable"
+    case storageUnavailable = "storage-unavailable"
+    case `internal` = "internal"
+
+    /// The HTTP status answered with this code.
+    public var status: HTTPResponse.Status {
+        switch self {
+        case .malformedBody, .malformedSubmission, .invalidCustomerID, .invalidAmount, .invalidIdempotencyKey,
+            .invalidQuery, .invalidSignedData, .malformedPayload:
+            .badRequest
+        case .missingAPIKey, .invalidAPIKey, .invalidPushToken: .unauthorized
+        case .readOnlyAPIKey: .forbidden
+        case .customerNotFound, .purchaseNotFound: .notFound
+        case .ownershipConflict, .insufficientBalance, .idempotencyKeyReused: .conflict
+        case .unknownApp, .appRequired, .environmentNotAccepted, .sandboxPurchaseInProduction, .transactionUpgraded,
+            .purchaseAppUnknown, .notConfigured:
+            .unprocessableContent
+        case .storeUnavailable, .storeRefused: .badGateway
+        case .pushKeysUnavailable, .storageUnavailable: .serviceUnavailable
+        case .internal: .internalServerError
+        }
+    }
+
+    /// Whether trying the same thing again later can succeed (processing retries these).
+    public var isRetryable: Bool {
+        switch self {
+        case .storeUnavailable, .pushKeysUnavailable, .storageUnavailable: true
+        default: false
+        }
+    }
+}

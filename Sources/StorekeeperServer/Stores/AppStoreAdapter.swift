@@ -1,0 +1,297 @@
+public import AppStoreServer
+public import Foundation
+public import Logging
+public import StoreCore
+public import Storekeeper
+import StorekeeperStorage
+
+/// The App Store behind the server: signed notifications routed to the app and environment they
+/// claim and verified there, submissions (signed transactions, transaction ids, app receipts)
+/// looked up with the app's own API client, overdue subscriptions refreshed in their own
+/// environment, app account tokens set for purchases made outside the app, and the notification
+/// history read per app and environment.
+public struct AppStoreAdapter: StoreAdapter {
+    public let apps: AppStoreApps
+    public let catalog: Catalog
+    public let policies: Policies
+    public let clock: any WallClock
+    public let logger: Logger
+
+    public var store: Store { .appStore }
+
+    public init(apps: AppStoreApps, catalog: Catalog, policies: Policies, clock: any WallClock, logger: Logger) {
+        self.apps = apps
+        self.catalog = catalog
+        self.policies = policies
+        self.clock = clock
+        self.logger = logger
+    }
+
+    // MARK: Notifications
+
+    public func accept(_ delivery: WebhookDelivery) async throws -> String {
+        let notification = try await verifiedNotification(body: delivery.body)
+        guard let uuid = notification.payload.notificationUUID, !uuid.isEmpty else {
+            throw ServerError(.malformedPayload, "the notification has no notificationUUID")
+        }
+        return uuid
+    }
+
+    public func interpret(_ notification: InboxNotification) async throws -> NotificationChange {
+        let verified = try await verifiedNotification(body: notification.body)
+        let payload = verified.payload
+        let event = [payload.notificationType?.rawValue, payload.subtype?.rawValue].compactMap { $0 }
+            .joined(separator: "/")
+        let cause = ChangeCause(source: .notification, event: event, reference: payload.notificationUUID)
+        // `summary`, `externalPurchaseToken` and `appData` notifications change no purchase: a
+        // mass extension's subscriptions each get their own RENEWAL_EXTENDED.
+        guard let transaction = verified.transaction else { return NotificationChange([], cause: cause) }
+        let observedAt =
+            AppStoreFacts.observedAt(payload.signedDate, transaction.signedDate, verified.renewalInfo?.signedDate)
+            ?? notification.receivedAt
+        let observation = try AppStoreFacts.observation(
+            transaction: transaction, renewalInfo: verified.renewalInfo, status: payload.data?.status,
+            observedAt: observedAt, catalog: catalog)
+        return NotificationChange([observation], cause: cause)
+    }
+
+    /// A notification request body (`{"signedPayload": …}`) verified by the verifier of the app and
+    /// environment it claims — in `data`, `summary`, `externalPurchaseToken` or `appData`.
+    func verifiedNotification(body: Data) async throws(ServerError) -> VerifiedNotification {
+        struct Body: Decodable { var signedPayload: String }
+        guard let decoded = try? JSONDecoder().decode(Body.self, from: body) else {
+            throw ServerError(.malformedPayload, "the body is not {\"signedPayload\": \"<JWS>\"}")
+        }
+        return try await translating {
+            let identity = try ClaimedAppIdentity.unverified(decoded.signedPayload, as: NotificationPayload.self)
+            return try await apps.verifier(for: identity).verifyNotification(decoded.signedPayload)
+        }
+    }
+
+    // MARK: Submissions
+
+    /// `POST /v1/customers/{id}/purchases/app-store`: one of `signedTransaction`, `transactionId` or
+    /// `appReceipt`; `bundleId` names the app when several are configured (a signed transaction and
+    /// a receipt name their own); `environment` limits the lookup of a transaction id or receipt
+    /// (by default Production, then Sandbox, as Apple advises).
+    struct Submission: Decodable {
+        var signedTransaction: String?
+        var transactionId: String?
+        var appReceipt: String?
+        var bundleId: String?
+        var environment: String?
+    }
+
+    public func interpretSubmission(_ body: Data) async throws -> [PurchaseObservation] {
+        let submission = try decodeSubmission(Submission.self, body)
+        let environments: [PurchaseEnvironment]
+        switch submission.environment {
+        case nil: environments = [.production, .sandbox]
+        case let name?:
+            guard let environment = PurchaseEnvironment(rawValue: name.lowercased()) else {
+                throw ServerError(.malformedSubmission, "environment must be Production or Sandbox, not '\(name)'")
+            }
+            environments = [environment]
+        }
+        if let jws = submission.signedTransaction {
+            let transaction = try await translating {
+                let identity = try ClaimedAppIdentity.unverified(jws, as: JWSTransaction.self)
+                return try await apps.verifier(for: identity).verify(jws, as: JWSTransaction.self)
+            }
+            return [try await submittedObservation(transaction)]
+        }
+        if let transactionID = submission.transactionId {
+            let app = try apps.app(named: submission.bundleId.map { AppID($0) })
+            let transaction = try await inFirstEnvironment(environments, of: app) { client in
+                try await client.getTransactionInfo(transactionId: transactionID)
+            }
+            return [try await submittedObservation(transaction)]
+        }
+        if let receipt = submission.appReceipt {
+            return try await receiptObservations(receipt, environments: environments)
+        }
+        throw ServerError(.malformedSubmission, "send one of signedTransaction, transactionId or appReceipt")
+    }
+
+    /// The facts a StoreKit 1 app receipt leads to. The receipt only names a transaction; what
+    /// counts is the customer's transaction history as the App Store Server API answers it (signed
+    /// by Apple and verified): the latest transaction of each original purchase.
+    func receiptObservations(_ base64: String, environments: [PurchaseEnvironment]) async throws
+        -> [PurchaseObservation]
+    {
+        let receipt: AppReceipt
+        let transactionID: String
+        do {
+            receipt = try AppReceipt(base64: base64)
+            transactionID = try receipt.requireTransactionId()
+        } catch {
+            throw ServerError(.malformedSubmission, "the app receipt: \(error.description)")
+        }
+        let app = try apps.app(named: AppID(receipt.bundleId))
+        let history = try await inFirstEnvironment(environments, of: app) { client in
+            var latest: [String: JWSTransaction] = [:]
+            for try await transaction in client.transactionHistory(transactionId: transactionID) {
+                let original = transaction.originalTransactionId ?? transaction.transactionId ?? ""
+                if let known = latest[original],
+                    (known.purchaseDate ?? .distantPast) >= (transaction.purchaseDate ?? .distantPast)
+                {
+                    continue
+                }
+                latest[original] = transaction
+            }
+            guard !latest.isEmpty else {
+                throw AppStoreServerAPIError(
+                    httpStatus: 404, code: nil, message: "the receipt's transaction \(transactionID) has no history")
+            }
+            return latest.values.sorted { ($0.purchaseDate ?? .distantPast) < ($1.purchaseDate ?? .distantPast) }
+        }
+        var observations: [PurchaseObservation] = []
+        for transaction in history { observations.append(try await submittedObservation(transaction)) }
+        return observations
+    }
+
+    /// The first answer among `environments` of the app's clients; an environment without an API
+    /// key or that does not know the id is passed over.
+    func inFirstEnvironment<Result: Sendable>(
+        _ environments: [PurchaseEnvironment], of app: AppStoreApps.App,
+        _ call: (AppStoreServerAPIClient) async throws -> Result
+    ) async throws -> Result {
+        var lastError = ServerError(.notConfigured, "app \(app.name) has no App Store Server API key")
+        for environment in environments {
+            guard let client = app.clients[environment] else { continue }
+            do {
+                return try await call(client)
+            } catch {
+                // (A typed `catch … where` here sends the 6.3 compiler's SIL passes into a loop.)
+                let translated = Self.translate(error)
+                guard translated.code == .purchaseNotFound else { throw translated }
+                lastError = translated
+            }
+        }
+        throw lastError
+    }
+
+    /// A verified transaction presented by a customer, with — for a subscription — its current
+    /// status and renewal info from its own app and environment.
+    func submittedObservation(_ transaction: JWSTransaction) async throws -> PurchaseObservation {
+        var renewalInfo: JWSRenewalInfo?
+        var status: SubscriptionStatus?
+        if transaction.type == .autoRenewableSubscription, let original = transaction.originalTransactionId,
+            let bundleID = transaction.bundleId, let environment = AppStoreFacts.environment(transaction.environment),
+            let client = try? apps.client(AppID(bundleID), environment)
+        {
+            let item = try await translating {
+                try await client.getAllSubscriptionStatuses(transactionId: original)
+                    .subscription(originalTransactionId: original)
+            }
+            renewalInfo = item?.renewalInfo
+            status = item?.status
+        }
+        let observedAt =
+            AppStoreFacts.observedAt(transaction.signedDate, renewalInfo?.signedDate) ?? clock.now()
+        let observation = try AppStoreFacts.observation(
+            transaction: transaction, renewalInfo: renewalInfo, status: status, observedAt: observedAt,
+            catalog: catalog)
+        guard case .purchase = observation else {
+            throw ServerError(
+                .transactionUpgraded,
+                "transaction \(transaction.transactionId ?? "?") was upgraded; submit the newer one")
+        }
+        return observation
+    }
+
+    // MARK: The purchase's own app and environment
+
+    public func currentFact(of purchase: Purchase) async throws -> PurchaseFact? {
+        let client = try apps.client(try purchase.requireApp(), purchase.environment)
+        let id = purchase.key.id
+        let item = try await translating {
+            try await client.getAllSubscriptionStatuses(transactionId: id).subscription(originalTransactionId: id)
+        }
+        guard let item else { throw ServerError(.purchaseNotFound, "the App Store lists no status for \(id)") }
+        return try AppStoreFacts.fact(from: item, catalog: catalog)
+    }
+
+    /// Sets the customer's account token on a purchase made outside the app (an offer code, a
+    /// purchase in the App Store), when the policy says so, so that the store's later
+    /// notifications name the customer. Apple refuses it for family-shared purchases.
+    public func settle(_ purchase: Purchase, accountToken: UUID?) async throws -> PurchaseSettlement? {
+        guard let accountToken, policies.setAppAccountToken, purchase.accountHint == nil,
+            purchase.ownership == .purchased
+        else { return nil }
+        let client = try apps.client(try purchase.requireApp(), purchase.environment)
+        try await translating {
+            try await client.setAppAccountToken(originalTransactionId: purchase.key.id, appAccountToken: accountToken)
+        }
+        return .accountTokenSet(accountToken.uuidString.lowercased())
+    }
+
+    // MARK: Catch-up
+
+    /// Stores every notification Apple's history lists since the cursor (at first,
+    /// `historyLookback` back), per app and environment with an API key, then moves the cursor to
+    /// now less an overlap: Apple may list a notification a little after it was sent.
+    public func catchUp(_ context: CatchUpContext, _ report: inout CatchUpReport) async throws {
+        let now = clock.now()
+        var stored = 0
+        for app in apps.apps {
+            for environment in PurchaseEnvironment.allCases {
+                guard let client = app.clients[environment] else { continue }
+                let cursor = CatchUpCursor.notificationHistory(app.id, environment)
+                // Apple keeps 180 days of history.
+                let start = try await context.cursors.date(
+                    cursor, default: now - context.settings.historyLookback, oldest: now - 179 * 86_400)
+                let request = NotificationHistoryRequest(startDate: start, endDate: now)
+                do {
+                    for try await entry in client.notificationHistory(request) {
+                        let body = try JSONEncoder().encode(["signedPayload": entry.signedPayload])
+                        let new = try await context.eachItem("notification history entry", &report) {
+                            try await context.storeFromHistory(.appStore, body: body)
+                        }
+                        stored += new == true ? 1 : 0
+                    }
+                } catch {
+                    throw Self.translate(error)
+                }
+                try await context.cursors.set(cursor, to: max(start, now - context.settings.overlap))
+            }
+        }
+        report.count(.history, stored)
+        if stored > 0 {
+            logger.notice("stored App Store notifications that were never delivered", metadata: ["count": "\(stored)"])
+        }
+    }
+
+    // MARK: Errors
+
+    /// Runs `body`, translating what the App Store's verifier and API client throw.
+    func translating<Result>(_ body: () async throws -> Result) async throws(ServerError) -> Result {
+        do {
+            return try await body()
+        } catch {
+            throw Self.translate(error)
+        }
+    }
+
+    static func translate(_ error: any Error) -> ServerError {
+        switch error {
+        case let error as ServerError:
+            return error
+        case let error as SignedDataVerificationError:
+            return ServerError(.invalidSignedData, "\(error.reason.rawValue): \(error.detail)", underlying: error)
+        case let error as AppStoreServerAPIError:
+            if error.httpStatus == 404 {
+                return ServerError(
+                    .purchaseNotFound, "the App Store does not know it: \(error.message)", underlying: error)
+            }
+            let code: ErrorCode = error.isRetryable ? .storeUnavailable : .storeRefused
+            return ServerError(code, "App Store Server API: \(error)", underlying: error)
+        case let error as StorageError:
+            return ServerError(.storageUnavailable, error.description, underlying: error)
+        case is CancellationError:
+            return ServerError(.storeUnavailable, "cancelled")
+        default:
+            return ServerError(.internal, "App Store: \(error)")
+        }
+    }
+}

@@ -1,0 +1,117 @@
+public import AppStoreServer
+public import AsyncHTTPClient
+public import Foundation
+public import StoreCore
+public import Storekeeper
+
+/// The configured App Store apps, each with one verifier per accepted environment (each
+/// expecting its own bundle id, environment and — in Production — app Apple id) and, with an API
+/// key, one App Store Server API client per environment, at that environment's host.
+public struct AppStoreApps: Sendable {
+    public struct App: Sendable {
+        public let name: String
+        public let configuration: AppStoreAppConfiguration
+        public let verifiers: [PurchaseEnvironment: SignedDataVerifier]
+        public let clients: [PurchaseEnvironment: AppStoreServerAPIClient]
+
+        public var id: AppID { AppID(configuration.bundleID) }
+    }
+
+    public let apps: [App]
+
+    public init(configuration: StorekeeperConfiguration, clock: any WallClock, httpClient: HTTPClient) throws {
+        var apps: [App] = []
+        for app in configuration.apps {
+            guard let settings = app.appStore else { continue }
+            let roots = try TrustedRoots(
+                appleRootFiles: settings.appleRootFiles, allowedRootFiles: settings.allowedRootFiles)
+            var tokenProvider: AppStoreServerAPITokenProvider?
+            if let keyID = settings.keyID, let issuerID = settings.issuerID, let path = settings.privateKeyPath {
+                let key = try AppStoreSigningKey(contentsOfFile: path, keyId: keyID)
+                tokenProvider = try AppStoreServerAPITokenProvider(
+                    key: key, issuerId: issuerID, bundleId: settings.bundleID, clock: clock
+                )
+            }
+            var verifiers: [PurchaseEnvironment: SignedDataVerifier] = [:]
+            var clients: [PurchaseEnvironment: AppStoreServerAPIClient] = [:]
+            for environment in settings.environments {
+                let verifier = try SignedDataVerifier(
+                    configuration: SignedDataVerifier.Configuration(
+                        trustedRoots: roots, bundleId: settings.bundleID, appAppleId: settings.appAppleID,
+                        environment: AppStoreFacts.environment(environment)
+                    ),
+                    clock: clock
+                )
+                verifiers[environment] = verifier
+                guard let tokenProvider else { continue }
+                clients[environment] = AppStoreServerAPIClient(
+                    configuration: .init(baseURL: settings.apiBaseURL(for: environment)),
+                    authorization: tokenProvider, verifier: verifier, httpClient: httpClient
+                )
+            }
+            apps.append(App(name: app.name, configuration: settings, verifiers: verifiers, clients: clients))
+        }
+        self.apps = apps
+    }
+
+    /// The app with this bundle id.
+    public func app(_ id: AppID) throws(ServerError) -> App {
+        guard let app = apps.first(where: { $0.id == id }) else {
+            throw ServerError(.unknownApp, "no configured App Store app has bundle id \(id)")
+        }
+        return app
+    }
+
+    /// The app a request names, or the only configured one when it names none; with several
+    /// configured, a request that names none is refused rather than guessed.
+    public func app(named id: AppID?) throws(ServerError) -> App {
+        if let id { return try app(id) }
+        guard apps.count == 1, let only = apps.first else {
+            throw ServerError(
+                apps.isEmpty ? .notConfigured : .appRequired,
+                apps.isEmpty
+                    ? "no App Store app is configured"
+                    : "several App Store apps are configured; say which with bundleId")
+        }
+        return only
+    }
+
+    /// The verifier for a payload claiming `identity`: its app's, for its environment.
+    public func verifier(for identity: ClaimedAppIdentity) throws(ServerError) -> SignedDataVerifier {
+        guard let bundleID = identity.claimedBundleId else {
+            throw ServerError(.malformedPayload, "the signed payload names no bundle id")
+        }
+        let app = try app(AppID(bundleID))
+        guard let environment = AppStoreFacts.environment(identity.claimedEnvironment),
+            let verifier = app.verifiers[environment]
+        else {
+            throw ServerError(
+                .environmentNotAccepted,
+                "app \(app.name) does not accept \(identity.claimedEnvironment?.rawValue ?? "unnamed") environment payloads"
+            )
+        }
+        return verifier
+    }
+
+    /// The API client of an app in an environment.
+    public func client(_ id: AppID, _ environment: PurchaseEnvironment) throws(ServerError)
+        -> AppStoreServerAPIClient
+    {
+        let app = try app(id)
+        guard let client = app.clients[environment] else {
+            throw ServerError(
+                .notConfigured, "app \(app.name) has no App Store Server API key for \(environment)")
+        }
+        return client
+    }
+}
+
+extension AppStoreAppConfiguration {
+    /// The App Store Server API's base URL for an environment: Apple's own host unless overridden.
+    public func apiBaseURL(for environment: PurchaseEnvironment) -> String {
+        switch environment {
+        case .production: apiBaseURL ?? AppStoreServerAPIClient.Configuration.productionBaseURL
+        case .sandbox: sandboxAPIBaseURL ?? AppStoreServerAPIClient.Configuration.sandboxBaseURL
+        }
+    }
+}

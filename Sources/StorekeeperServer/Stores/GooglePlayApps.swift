@@ -1,0 +1,96 @@
+public import AsyncHTTPClient
+public import Foundation
+public import GooglePlay
+public import Logging
+public import StoreCore
+public import Storekeeper
+
+/// The configured Google Play apps, ready to authenticate pushes and to call the Android
+/// Publisher API: one push authenticator and (with a service-account key) one client per package.
+/// Clients of apps whose service accounts belong to one Google Cloud project share one quota
+/// limiter, as Google counts quota per project.
+public struct GooglePlayApps: Sendable {
+    public struct App: Sendable {
+        public let name: String
+        public let configuration: GooglePlayAppConfiguration
+        public let client: AndroidPublisherClient?
+        public let pushAuthenticator: PushAuthenticator?
+
+        public var id: AppID { AppID(configuration.packageName) }
+    }
+
+    public let apps: [App]
+
+    public init(
+        configuration: StorekeeperConfiguration, clock: any WallClock, httpClient: HTTPClient, logger: Logger
+    ) throws {
+        var apps: [App] = []
+        var quotas: [String: QuotaLimiter] = [:]
+        for app in configuration.apps {
+            guard let settings = app.googlePlay else { continue }
+            var client: AndroidPublisherClient?
+            if let path = settings.serviceAccountKeyPath {
+                let key = try ServiceAccountKey(contentsOfFile: path)
+                let project = Self.quotaProject(of: key)
+                let quota = quotas[project] ?? QuotaLimiter()
+                quotas[project] = quota
+                let tokens = ServiceAccountTokenProvider(key: key, httpClient: httpClient, clock: clock, logger: logger)
+                client = AndroidPublisherClient(
+                    configuration: .init(
+                        baseURL: settings.apiBaseURL ?? AndroidPublisherClient.Configuration.googleBaseURL,
+                        quota: quota),
+                    tokens: tokens, httpClient: httpClient)
+            }
+            var authenticator: PushAuthenticator?
+            if let audience = settings.pushAudience, let email = settings.pushServiceAccount {
+                authenticator = PushAuthenticator(
+                    configuration: .init(
+                        audience: audience, serviceAccountEmail: email,
+                        jwksURL: settings.jwksURL ?? PushAuthenticator.Configuration.googleJWKSURL),
+                    httpClient: httpClient, clock: clock, logger: logger)
+            }
+            apps.append(App(name: app.name, configuration: settings, client: client, pushAuthenticator: authenticator))
+        }
+        self.apps = apps
+    }
+
+    /// The Google Cloud project a service account's calls count against: its `project_id`, or
+    /// (a key file without one) the project named in its e-mail address
+    /// (`name@PROJECT.iam.gserviceaccount.com`).
+    static func quotaProject(of key: ServiceAccountKey) -> String {
+        if let project = key.projectID, !project.isEmpty { return project }
+        let domain = key.clientEmail.split(separator: "@").last.map(String.init) ?? key.clientEmail
+        return domain.split(separator: ".").first.map(String.init) ?? domain
+    }
+
+    /// The app with this package name.
+    public func app(_ id: AppID) throws(ServerError) -> App {
+        guard let app = apps.first(where: { $0.id == id }) else {
+            throw ServerError(.unknownApp, "no configured Google Play app has package name \(id)")
+        }
+        return app
+    }
+
+    /// The app a request names, or the only configured one when it names none; with several
+    /// configured, a request that names none is refused rather than guessed.
+    public func app(named id: AppID?) throws(ServerError) -> App {
+        if let id { return try app(id) }
+        guard apps.count == 1, let only = apps.first else {
+            throw ServerError(
+                apps.isEmpty ? .notConfigured : .appRequired,
+                apps.isEmpty
+                    ? "no Google Play app is configured"
+                    : "several Google Play apps are configured; say which with packageName")
+        }
+        return only
+    }
+
+    /// The API client of the app with this package name.
+    public func client(_ id: AppID) throws(ServerError) -> AndroidPublisherClient {
+        let app = try app(id)
+        guard let client = app.client else {
+            throw ServerError(.notConfigured, "app \(app.name) has no Google Play service-account key")
+        }
+        return client
+    }
+}

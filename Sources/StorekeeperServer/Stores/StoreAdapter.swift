@@ -1,0 +1,97 @@
+public import Foundation
+public import Storekeeper
+
+/// One store behind the server: the only code that knows the store's wire formats, its apps and
+/// environments, its API and its errors. Everything else (the inbox, submissions, the catch-up,
+/// the sweeper, the routes) is store-neutral and talks to stores through this interface.
+///
+/// Every method that can fail throws ``ServerError``: an adapter translates its store's errors,
+/// keeping the store's own as ``ServerError/underlying``.
+public protocol StoreAdapter: Sendable {
+    /// The store this adapter speaks for.
+    var store: Store { get }
+
+    /// Authenticates a webhook delivery (the signed payload, the push token) and returns the key
+    /// it is deduplicated by. Throws before anything is stored if the body is malformed, forged,
+    /// or for an app or environment this server does not accept.
+    func accept(_ delivery: WebhookDelivery) async throws -> String
+
+    /// What a stored notification tells: the observations to record (fetched from the store's
+    /// API where the notification only says that something changed) and their cause.
+    func interpret(_ notification: InboxNotification) async throws -> NotificationChange
+
+    /// What a purchase submission (the store's own JSON body, see docs/openapi.yaml) establishes,
+    /// verified with the store before anything is recorded.
+    func interpretSubmission(_ body: Data) async throws -> [PurchaseObservation]
+
+    /// The purchase's current state, asked of its store with its own app and environment.
+    func currentFact(of purchase: Purchase) async throws -> PurchaseFact?
+
+    /// Tells the store what it waits for once a purchase is recorded: Google's acknowledgement
+    /// (or consumption), or — with `accountToken`, for a submission — Apple's app account token
+    /// on a purchase made outside the app. Returns what changed, nil when nothing was owed.
+    func settle(_ purchase: Purchase, accountToken: UUID?) async throws -> PurchaseSettlement?
+
+    /// This store's share of catching up on what it failed to deliver (DESIGN.md, "Missed
+    /// notifications"), counted into `report`. Overdue subscriptions are refreshed by the caller
+    /// through ``currentFact(of:)``.
+    func catchUp(_ context: CatchUpContext, _ report: inout CatchUpReport) async throws
+}
+
+/// A webhook request as received.
+public struct WebhookDelivery: Sendable {
+    public var body: Data
+    /// The `Authorization` header (Google's Pub/Sub push carries its OIDC token there).
+    public var authorization: String?
+
+    public init(body: Data, authorization: String? = nil) {
+        self.body = body
+        self.authorization = authorization
+    }
+}
+
+/// What one store word says about a purchase.
+public enum PurchaseObservation: Sendable, Hashable {
+    /// The purchase's state; `supersedes` lists purchases further back in an upgrade chain than
+    /// `fact.replaces` that it replaces too (Google's `linkedPurchaseToken` chain).
+    case purchase(PurchaseFact, supersedes: [PurchaseKey] = [])
+    /// Only a billing event of `key`: it does not speak for the purchase's state (an upgraded
+    /// App Store transaction; the subscription continues under the new product).
+    case billingEvent(TransactionFact, of: PurchaseKey)
+}
+
+/// What one stored notification changes, worked out outside any storage transaction.
+public struct NotificationChange: Sendable, Hashable {
+    public var observations: [PurchaseObservation]
+    public var cause: ChangeCause
+
+    public init(_ observations: [PurchaseObservation], cause: ChangeCause) {
+        self.observations = observations
+        self.cause = cause
+    }
+}
+
+/// What settling a purchase changed.
+public enum PurchaseSettlement: Sendable, Hashable {
+    /// The store no longer waits for an acknowledgement.
+    case acknowledged
+    /// The store now carries this account token for the purchase.
+    case accountTokenSet(String)
+}
+
+/// The adapters of the configured stores.
+public struct StoreAdapters: Sendable {
+    public let all: [any StoreAdapter]
+
+    public init(_ adapters: [any StoreAdapter]) {
+        all = adapters
+    }
+
+    /// The adapter of `store`; every store has one, configured apps or not.
+    public func callAsFunction(_ store: Store) -> any StoreAdapter {
+        guard let adapter = all.first(where: { $0.store == store }) else {
+            preconditionFailure("no adapter for \(store): StorekeeperApplication creates one per store")
+        }
+        return adapter
+    }
+}
