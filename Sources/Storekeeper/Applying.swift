@@ -28,7 +28,7 @@ extension Purchase {
     /// Marking a purchase replaced is ``superseding(at:)``.
     public func applying(_ fact: PurchaseFact) -> FactOutcome {
         precondition(fact.key == key, "a fact about \(fact.key) applied to \(key)")
-        guard fact.observedAt > observedAt || (fact.observedAt == observedAt && fact.state.tieRank > state.tieRank)
+        guard fact.observedAt > observedAt || (fact.observedAt == observedAt && fact.winsTie(against: self))
         else { return .stale }
         var next = Purchase(fact: fact, customerID: customerID)
         next.accountHint = fact.accountHint ?? accountHint
@@ -69,6 +69,16 @@ public struct TransactionRecord: Sendable, Hashable, Codable {
             newer.observedAt > fact.observedAt || (newer.observedAt == fact.observedAt && revokes)
         else { return self }
         return TransactionRecord(purchaseKey: purchaseKey, fact: newer)
+    }
+}
+
+extension PurchaseFact {
+    /// Whether this fact, observed in the same millisecond as what `purchase` holds, replaces it:
+    /// the state further along a purchase's life wins, then the later expiry (an extension or a
+    /// renewal stated in the same instant), the same way whatever the delivery order.
+    func winsTie(against purchase: Purchase) -> Bool {
+        if state.tieRank != purchase.state.tieRank { return state.tieRank > purchase.state.tieRank }
+        return (expiresAt ?? .distantPast) > (purchase.expiresAt ?? .distantPast)
     }
 }
 

@@ -123,7 +123,10 @@ import Testing
                 productId: "pro.monthly", requestIdentifier: mass.requestIdentifier)
             #expect(status.complete == true)
             #expect(status.succeededCount == 1)
-            let summary = try await h.next(after: seenBeforeMass)
+            // The subscription's own RENEWAL_EXTENDED, then the request's SUMMARY.
+            let sent = try await h.received(from: seenBeforeMass)
+            #expect(sent.map(\.payload.notificationType) == [.renewalExtended, .renewalExtension])
+            let summary = try #require(sent.last)
             #expect(summary.payload.notificationType == .renewalExtension)
             #expect(summary.payload.subtype == .summary)
             #expect(summary.payload.summary?.succeededCount == 1)

@@ -379,8 +379,10 @@ struct EnvironmentHarness {
                 extendByDays: 5, extendReasonCode: .serviceIssueOrOutage, requestIdentifier: "outage-1",
                 productId: product)
             _ = try await sandbox.extendRenewalDateForAllActiveSubscribers(request)
-            let summary = try await h.received(alpha, .sandbox, from: 2)
-            #expect(summary.map(\.payload.notificationType) == [.renewalExtension])
+            // Each extended subscription's RENEWAL_EXTENDED, then the SUMMARY.
+            let sent = try await h.received(alpha, .sandbox, from: 2)
+            #expect(sent.map(\.payload.notificationType) == [.renewalExtended, .renewalExtended, .renewalExtension])
+            let summary = sent.filter { $0.payload.subtype == .summary }
             #expect(summary.first?.payload.subtype == .summary)
             #expect(summary.first?.payload.summary?.environment == .sandbox)
             #expect(summary.first?.payload.summary?.succeededCount == 2)
@@ -398,7 +400,9 @@ struct EnvironmentHarness {
             }
             // The same request identifier is a new request in Production.
             _ = try await production.extendRenewalDateForAllActiveSubscribers(request)
-            let liveSummary = try await h.received(alpha, .production, from: 1)
+            let liveSummary = try await h.received(alpha, .production, from: 1).filter {
+                $0.payload.subtype == .summary
+            }
             #expect(liveSummary.first?.payload.summary?.environment == .production)
             #expect(liveSummary.first?.payload.summary?.succeededCount == 1)
             #expect(h.appStore.subscription(live.originalTransactionId)?.expiresDate == liveExpiry + 5 * 86_400)

@@ -72,6 +72,56 @@ import Testing
         #expect(app.canCallAPI)
         #expect(configuration.catalog.product("com.example.coins", in: .appStore)?.credits == 100)
         #expect(configuration.catalog.product("com.example.pro.monthly", in: .appStore)?.entitlements == ["pro"])
+        // A deployment is production unless it says otherwise; sandbox purchases grant nothing there.
+        #expect(configuration.environment == .production)
+        #expect(app.environments == [.sandbox])
+        #expect(!app.sandboxGrantsAccess)
+        #expect(configuration.access == EnvironmentAccess(deployment: .production))
+    }
+
+    @Test func theDeploymentEnvironmentAndTheAppsSwitches() async throws {
+        let folder = try Folder()
+        defer { folder.remove() }
+        let path = try folder.write(
+            Self.valid.replacingOccurrences(of: #""server": {"port": 9090},"#, with: #""environment": "sandbox","#)
+                .replacingOccurrences(
+                    of: #""environments": ["Sandbox"],"#,
+                    with: #""environments": ["Sandbox"], "sandboxGrantsAccess": true,"#))
+        let secrets = ["API_KEYS_APP_SECRET": "read-only-secret-0123456789"]
+        let configuration = try await ConfigurationLoader.load(path: path, environment: secrets)
+        #expect(configuration.environment == .sandbox)
+        #expect(configuration.access.sandboxGrantingApps == [StoreApp(.appStore, AppID("com.example.app"))])
+        let refused = try folder.write(
+            Self.valid.replacingOccurrences(of: #""server": {"port": 9090},"#, with: #""environment": "staging","#))
+        await #expect(throws: ConfigurationError.self) {
+            _ = try await ConfigurationLoader.load(path: refused, environment: secrets)
+        }
+    }
+
+    /// Two apps of one store with the same bundle id or package name would make every payload
+    /// ambiguous: `config check` names both.
+    @Test func twoAppsSharingABundleIdOrPackageNameAreReported() async throws {
+        let folder = try Folder()
+        defer { folder.remove() }
+        let appStore =
+            #"{"bundleId": "com.example.app", "environments": ["Sandbox"], "allowedRootFiles": ["root.der"]}"#
+        let googlePlay = #"{"packageName": "com.example.android"}"#
+        let path = try folder.write(
+            """
+            {"apiKeys": {"backend": {"secret": "0123456789abcdef-backend"}},
+             "apps": {"one": {"appStore": \(appStore), "googlePlay": \(googlePlay)},
+                      "two": {"appStore": \(appStore), "googlePlay": \(googlePlay)}},
+             "products": {"appStore": {"p": {"kind": "subscription", "entitlements": ["pro"]}}}}
+            """)
+        do {
+            _ = try await ConfigurationLoader.load(path: path, environment: [:])
+            Issue.record("two apps with one bundle id loaded")
+        } catch let error as ConfigurationError {
+            let duplicates = error.problems.filter { $0.message.contains("is also the") }
+            #expect(
+                duplicates.map(\.path).sorted() == ["apps.two.appStore.bundleId", "apps.two.googlePlay.packageName"])
+            #expect(duplicates.allSatisfy { $0.message.contains("apps.one") })
+        }
     }
 
     @Test func everyProblemIsListedOnceWithItsKeyPath() async throws {

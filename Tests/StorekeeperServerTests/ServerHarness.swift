@@ -41,6 +41,7 @@ struct ServerHarness {
     static func run(
         on backend: ServerBackend, policy: OwnershipPolicy = .keep, appStoreGracePeriodDays: Int? = nil,
         processing: ProcessingSettings = ServerHarness.processing,
+        apps: [SimulatedDeployment.App] = [.main], environment: PurchaseEnvironment = .sandbox,
         customize: (@Sendable (StoreSimulator, inout StorekeeperConfiguration) throws -> Void)? = nil,
         _ body: (ServerHarness) async throws -> Void
     ) async throws {
@@ -48,7 +49,7 @@ struct ServerHarness {
         case .sqlite:
             try await run(
                 storageURL: nil, policy: policy, appStoreGracePeriodDays: appStoreGracePeriodDays,
-                processing: processing, customize: customize, body)
+                processing: processing, apps: apps, environment: environment, customize: customize, body)
         case .postgresql:
             guard let serverURL = PostgresAdmin.serverURL else {
                 Issue.record("PostgreSQL tests ran without STOREKEEPER_TEST_POSTGRES_URL")
@@ -57,7 +58,7 @@ struct ServerHarness {
             try await PostgresAdmin.withFreshDatabase(serverURL: serverURL) { url in
                 try await run(
                     storageURL: url, policy: policy, appStoreGracePeriodDays: appStoreGracePeriodDays,
-                    processing: processing, customize: customize, body)
+                    processing: processing, apps: apps, environment: environment, customize: customize, body)
             }
         }
     }
@@ -67,6 +68,7 @@ struct ServerHarness {
     static func run(
         storageURL: String? = nil, policy: OwnershipPolicy = .keep, appStoreGracePeriodDays: Int? = nil,
         processing: ProcessingSettings = ServerHarness.processing,
+        apps: [SimulatedDeployment.App] = [.main], environment: PurchaseEnvironment = .sandbox,
         customize: (@Sendable (StoreSimulator, inout StorekeeperConfiguration) throws -> Void)? = nil,
         _ body: (ServerHarness) async throws -> Void
     ) async throws {
@@ -78,7 +80,7 @@ struct ServerHarness {
             start: start, storageURL: storageURL, policies: Policies(ownershipConflict: policy),
             appStoreGracePeriodDays: appStoreGracePeriodDays,
             secretAPIKey: apiKey, readOnlyAPIKey: readOnlyKey, directory: directory, processing: processing,
-            logger: logger)
+            logger: logger, apps: apps, environment: environment)
         options.customize = customize
         try await SimulatedDeployment.withRunning(options) { deployment in
             try await body(ServerHarness(deployment: deployment))

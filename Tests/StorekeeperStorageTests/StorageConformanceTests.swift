@@ -911,6 +911,32 @@ import Testing
         }
     }
 
+    /// Two transactions recording the first facts of one purchase at once: the second reads what
+    /// the first wrote, even though no row existed to lock when both began (a lost first fact was
+    /// seen once in the shuffled-delivery test on PostgreSQL before purchases were locked by key).
+    @Test(arguments: Backend.available)
+    func readingAPurchaseThatDoesNotExistYetSerializesItsWriters(backend: Backend) async throws {
+        try await TestDatabase.withFresh(backend) { storage, _ async throws in
+            let key = PurchaseKey.appStore("first-facts")
+            let seen = try await withThrowingTaskGroup(of: Purchase?.self) { group in
+                group.addTask {
+                    try await storage.transaction { transaction in
+                        let before = try await transaction.purchase(key)
+                        try await Task.sleep(for: .milliseconds(300))
+                        try await transaction.savePurchase(minimalPurchase(key))
+                        return before
+                    }
+                }
+                try await Task.sleep(for: .milliseconds(100))
+                group.addTask { try await storage.transaction { try await $0.purchase(key) } }
+                return try await group.reduce(into: []) { $0.append($1) }
+            }
+            // One of them saw nothing (the first); the other saw the first's row.
+            #expect(seen.filter { $0 == nil }.count == 1)
+            #expect(seen.compactMap { $0?.key } == [key])
+        }
+    }
+
     /// A purchase saved without an app (a placeholder) never erases one already recorded.
     @Test(arguments: Backend.available)
     func aRecordedAppIsKept(backend: Backend) async throws {

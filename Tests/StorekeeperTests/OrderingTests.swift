@@ -18,6 +18,20 @@ import Testing
         )
     }
 
+    /// Two facts of one instant with the same state (a renewal-date extension stated in the same
+    /// millisecond as the purchase): the later expiry wins, whichever came first.
+    @Test func aTieOfOneStateGoesToTheLaterExpiry() {
+        let first = fact(.active, at: 100)
+        var extended = fact(.active, at: 100)
+        extended.expiresAt = first.expiresAt?.addingTimeInterval(5 * 86_400)
+        #expect(Purchase(fact: extended).applying(first) == .stale)
+        guard case .applied(let next) = Purchase(fact: first).applying(extended) else {
+            Issue.record("the later expiry of the same instant was not applied")
+            return
+        }
+        #expect(next.expiresAt == extended.expiresAt)
+    }
+
     func applyAll(_ facts: [PurchaseFact]) -> Purchase? {
         var purchase: Purchase?
         for fact in facts {

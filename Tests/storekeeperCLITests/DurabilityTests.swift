@@ -98,6 +98,8 @@ import Testing
         try account.jsonKey.write(to: keyPath)
         let configuration: [String: Any] = [
             "server": ["host": "127.0.0.1", "port": 0],
+            // The simulator's purchases are Sandbox ones: a sandbox deployment lets them grant.
+            "environment": "sandbox",
             "storage": ["url": directory.appendingPathComponent("storekeeper.sqlite").path],
             "apiKeys": ["backend": ["scope": "secret", "secret": apiKey]],
             // A short lease: what the killed instance was processing is taken over within seconds.

@@ -199,13 +199,19 @@ extension AppStoreSimulation {
                 let key = Self.massExtensionKey(app.environment, request.productId, request.requestIdentifier)
                 guard state.massExtensions[key] == nil else { return }
                 var succeeded: Int64 = 0
-                for (id, subscription) in state.subscriptions
+                // Each extended subscription gets its own RENEWAL_EXTENDED (as with a single
+                // extension), then the request as a whole its SUMMARY.
+                for (id, subscription) in state.subscriptions.sorted(by: { $0.key < $1.key })
                 where subscription.bundleId == app.bundleId && subscription.environment == app.environment
                     && subscription.productId == request.productId && subscription.phase == .active
                 {
                     state.subscriptions[id]?.expiresDate += Double(request.extendByDays) * 86_400
+                    state.subscriptions[id]?.lastEventDate = max(subscription.lastEventDate, now)
                     state.transactions[subscription.latestTransactionId]?.expiresDate =
                         state.subscriptions[id]?.expiresDate
+                    try state.emit(
+                        .renewalExtended, nil, bundleId: app.bundleId, transactionId: subscription.latestTransactionId,
+                        subscriptionId: id, at: now)
                     succeeded += 1
                 }
                 state.massExtensions[key] = MassExtendRenewalDateStatusResponse(

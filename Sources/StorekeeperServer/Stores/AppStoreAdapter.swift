@@ -10,7 +10,8 @@ import StorekeeperStorage
 /// looked up with the app's own API client, overdue subscriptions refreshed in their own
 /// environment, app account tokens set for purchases made outside the app, and the notification
 /// history read per app and environment.
-public struct AppStoreAdapter: StoreAdapter {
+public struct AppStoreAdapter: StoreAdapter, TranslatesStoreErrors {
+    static let storeName = "App Store"
     public let apps: AppStoreApps
     public let catalog: Catalog
     public let policies: Policies
@@ -264,19 +265,10 @@ public struct AppStoreAdapter: StoreAdapter {
 
     // MARK: Errors
 
-    /// Runs `body`, translating what the App Store's verifier and API client throw.
-    func translating<Result>(_ body: () async throws -> Result) async throws(ServerError) -> Result {
-        do {
-            return try await body()
-        } catch {
-            throw Self.translate(error)
-        }
-    }
-
-    static func translate(_ error: any Error) -> ServerError {
+    /// The App Store verifier's and API client's errors: an id Apple doesn't know is not found;
+    /// 429, 5xx and network failures are retryable.
+    static func translateStoreError(_ error: any Error) -> ServerError? {
         switch error {
-        case let error as ServerError:
-            return error
         case let error as SignedDataVerificationError:
             return ServerError(.invalidSignedData, "\(error.reason.rawValue): \(error.detail)", underlying: error)
         case let error as AppStoreServerAPIError:
@@ -286,12 +278,8 @@ public struct AppStoreAdapter: StoreAdapter {
             }
             let code: ErrorCode = error.isRetryable ? .storeUnavailable : .storeRefused
             return ServerError(code, "App Store Server API: \(error)", underlying: error)
-        case let error as StorageError:
-            return ServerError(.storageUnavailable, error.description, underlying: error)
-        case is CancellationError:
-            return ServerError(.storeUnavailable, "cancelled")
         default:
-            return ServerError(.internal, "App Store: \(error)")
+            return nil
         }
     }
 }

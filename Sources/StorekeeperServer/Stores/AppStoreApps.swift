@@ -7,8 +7,11 @@ public import Storekeeper
 /// The configured App Store apps, each with one verifier per accepted environment (each
 /// expecting its own bundle id, environment and — in Production — app Apple id) and, with an API
 /// key, one App Store Server API client per environment, at that environment's host.
-public struct AppStoreApps: Sendable {
-    public struct App: Sendable {
+public struct AppStoreApps: Sendable, ConfiguredStoreApps {
+    static let storeName = "App Store"
+    static let appField = "bundleId"
+
+    public struct App: Sendable, ConfiguredStoreApp {
         public let name: String
         public let configuration: AppStoreAppConfiguration
         public let verifiers: [PurchaseEnvironment: SignedDataVerifier]
@@ -52,28 +55,6 @@ public struct AppStoreApps: Sendable {
             apps.append(App(name: app.name, configuration: settings, verifiers: verifiers, clients: clients))
         }
         self.apps = apps
-    }
-
-    /// The app with this bundle id.
-    public func app(_ id: AppID) throws(ServerError) -> App {
-        guard let app = apps.first(where: { $0.id == id }) else {
-            throw ServerError(.unknownApp, "no configured App Store app has bundle id \(id)")
-        }
-        return app
-    }
-
-    /// The app a request names, or the only configured one when it names none; with several
-    /// configured, a request that names none is refused rather than guessed.
-    public func app(named id: AppID?) throws(ServerError) -> App {
-        if let id { return try app(id) }
-        guard apps.count == 1, let only = apps.first else {
-            throw ServerError(
-                apps.isEmpty ? .notConfigured : .appRequired,
-                apps.isEmpty
-                    ? "no App Store app is configured"
-                    : "several App Store apps are configured; say which with bundleId")
-        }
-        return only
     }
 
     /// The verifier for a payload claiming `identity`: its app's, for its environment.

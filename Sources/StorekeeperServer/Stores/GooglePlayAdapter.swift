@@ -10,7 +10,8 @@ public import StorekeeperStorage
 /// notification only says that something changed), upgrade chains followed through
 /// `linkedPurchaseToken`, acknowledgements and consumptions Google waits for (or it refunds after
 /// three days), and the voided purchases list swept per app.
-public struct GooglePlayAdapter: StoreAdapter {
+public struct GooglePlayAdapter: StoreAdapter, TranslatesStoreErrors {
+    static let storeName = "Google Play"
     public let apps: GooglePlayApps
     public let catalog: Catalog
     public let storage: any Storage
@@ -313,20 +314,10 @@ public struct GooglePlayAdapter: StoreAdapter {
 
     // MARK: Errors
 
-    /// Runs `body`, translating what Google's client and push authenticator throw: a purchase
-    /// Google doesn't know is not found; quota, outages and network failures are retryable.
-    func translating<Result>(_ body: () async throws -> Result) async throws(ServerError) -> Result {
-        do {
-            return try await body()
-        } catch {
-            throw Self.translate(error)
-        }
-    }
-
-    static func translate(_ error: any Error) -> ServerError {
+    /// Google's client and push authenticator errors: a purchase Google doesn't know is not
+    /// found; quota, outages and network failures are retryable.
+    static func translateStoreError(_ error: any Error) -> ServerError? {
         switch error {
-        case let error as ServerError:
-            return error
         case let error as AndroidPublisherError:
             switch error.reason {
             case .notFound, .gone, .invalidRequest:
@@ -345,12 +336,8 @@ public struct GooglePlayAdapter: StoreAdapter {
                 return ServerError(.pushKeysUnavailable, error.detail, underlying: error)
             }
             return ServerError(.invalidPushToken, "\(error.reason.rawValue): \(error.detail)", underlying: error)
-        case let error as StorageError:
-            return ServerError(.storageUnavailable, error.description, underlying: error)
-        case is CancellationError:
-            return ServerError(.storeUnavailable, "cancelled")
         default:
-            return ServerError(.internal, "Google Play: \(error)")
+            return nil
         }
     }
 }

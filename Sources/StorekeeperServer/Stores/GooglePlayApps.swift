@@ -9,8 +9,11 @@ public import Storekeeper
 /// Publisher API: one push authenticator and (with a service-account key) one client per package.
 /// Clients of apps whose service accounts belong to one Google Cloud project share one quota
 /// limiter, as Google counts quota per project.
-public struct GooglePlayApps: Sendable {
-    public struct App: Sendable {
+public struct GooglePlayApps: Sendable, ConfiguredStoreApps {
+    static let storeName = "Google Play"
+    static let appField = "packageName"
+
+    public struct App: Sendable, ConfiguredStoreApp {
         public let name: String
         public let configuration: GooglePlayAppConfiguration
         public let client: AndroidPublisherClient?
@@ -61,28 +64,6 @@ public struct GooglePlayApps: Sendable {
         if let project = key.projectID, !project.isEmpty { return project }
         let domain = key.clientEmail.split(separator: "@").last.map(String.init) ?? key.clientEmail
         return domain.split(separator: ".").first.map(String.init) ?? domain
-    }
-
-    /// The app with this package name.
-    public func app(_ id: AppID) throws(ServerError) -> App {
-        guard let app = apps.first(where: { $0.id == id }) else {
-            throw ServerError(.unknownApp, "no configured Google Play app has package name \(id)")
-        }
-        return app
-    }
-
-    /// The app a request names, or the only configured one when it names none; with several
-    /// configured, a request that names none is refused rather than guessed.
-    public func app(named id: AppID?) throws(ServerError) -> App {
-        if let id { return try app(id) }
-        guard apps.count == 1, let only = apps.first else {
-            throw ServerError(
-                apps.isEmpty ? .notConfigured : .appRequired,
-                apps.isEmpty
-                    ? "no Google Play app is configured"
-                    : "several Google Play apps are configured; say which with packageName")
-        }
-        return only
     }
 
     /// The API client of the app with this package name.

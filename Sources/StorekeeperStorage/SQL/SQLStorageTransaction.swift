@@ -122,7 +122,14 @@ struct SQLStorageTransaction: StorageTransaction {
     }
 
     func purchase(_ key: PurchaseKey) async throws -> Purchase? {
-        try await row(
+        if flavor == .postgresql {
+            // `FOR UPDATE` locks only a row that exists: two transactions recording the first facts
+            // of one purchase would both read nothing and the later commit would overwrite the
+            // other's (possibly newer) fact. A transaction-level lock on the key serializes them
+            // whether or not the row exists yet; it is released at commit or rollback.
+            try await run("SELECT pg_advisory_xact_lock(hashtextextended(\(bind: key.description), 0))")
+        }
+        return try await row(
             """
             SELECT \(unsafeRaw: Self.purchaseColumns) FROM purchases
             WHERE store = \(bind: key.store.rawValue) AND id = \(bind: key.id)\(unsafeRaw: flavor.lockForUpdate)
