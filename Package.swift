@@ -156,6 +156,7 @@ let package = Package(
                 "StorekeeperServer", "StorekeeperStorage", "StoreSimulator", "Storekeeper", "AppStoreServer",
                 "StorekeeperDemo", "GooglePlay", "TestSupport",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "HummingbirdTesting", package: "hummingbird"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Logging", package: "swift-log"),

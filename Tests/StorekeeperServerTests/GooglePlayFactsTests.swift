@@ -113,4 +113,29 @@ import Testing
             pending, app: app, token: "p", productID: "coins.100", observedAt: now, catalog: catalog)
         #expect(waiting.state == .pending && waiting.transactions.isEmpty && !waiting.needsAcknowledgement)
     }
+
+    @Test func aLicenseTestersSubscriptionIsASandboxPurchase() throws {
+        var tested = subscription(.active)
+        tested.testPurchase = TestPurchase()
+        let test = try GooglePlayFacts.subscription(tested, app: app, token: "t", observedAt: now, catalog: catalog)
+        #expect(test.environment == .sandbox)
+        let paid = try GooglePlayFacts.subscription(
+            subscription(.active), app: app, token: "t", observedAt: now, catalog: catalog)
+        #expect(paid.environment == .production)
+    }
+
+    @Test(arguments: [
+        (ProductPurchase.PurchaseType?.some(.test), PurchaseEnvironment.sandbox),
+        (nil, .production), (.some(.promo), .production), (.some(.rewarded), .production),
+    ])
+    func aLicenseTestersProductIsASandboxPurchase(type: ProductPurchase.PurchaseType?, expected: PurchaseEnvironment)
+        throws
+    {
+        let bought = ProductPurchase(
+            purchaseTimeMillis: Int64String(milliseconds: now), purchaseState: .purchased, orderId: "GPA.7",
+            purchaseType: type, acknowledgementState: .acknowledged)
+        let fact = try GooglePlayFacts.product(
+            bought, app: app, token: "p", productID: "coins.100", observedAt: now, catalog: catalog)
+        #expect(fact.environment == expected)
+    }
 }
