@@ -232,15 +232,15 @@ import Testing
     /// The per-app switches: the second app's sandbox and test purchases grant in production; the
     /// first app's still don't.
     @Test func theAppsSwitchLetsItsSandboxPurchasesGrant() async throws {
-        try await ServerHarness.run(
-            apps: Self.apps, environment: .production,
-            customize: { _, configuration in
-                for index in configuration.apps.indices where configuration.apps[index].name == Self.second.name {
-                    configuration.apps[index].appStore?.sandboxGrantsAccess = true
-                    configuration.apps[index].googlePlay?.testPurchasesGrantAccess = true
-                }
+        let switchOnForTheSecondApp: @Sendable (StoreSimulator, inout StorekeeperConfiguration) -> Void = {
+            _, configuration in
+            for index in configuration.apps.indices where configuration.apps[index].name == Self.second.name {
+                configuration.apps[index].appStore?.sandboxGrantsAccess = true
+                configuration.apps[index].googlePlay?.testPurchasesGrantAccess = true
             }
-        ) { h in
+        }
+        try await ServerHarness.run(apps: Self.apps, environment: .production, customize: switchOnForTheSecondApp) {
+            h in
             let store = h.simulator.appStore
             let token = try await h.createCustomer("uma")
             try store.purchase(
