@@ -60,9 +60,13 @@ class Simulator:
         self.post("/googleplay/settle")
 
 
+_ANNOUNCED = {"simulator", "control", "ocsp", "root certificate", "google service account", "google jwks"}
+
+
 def _read_announcement(process, deadline):
+    """The simulator's `name: value` lines on standard output, until every one the suite needs."""
     announced = {}
-    while len(announced) < 6:
+    while not _ANNOUNCED <= announced.keys():
         if time.monotonic() > deadline:
             raise RuntimeError(f"the simulator announced only {announced}")
         line = process.stdout.readline()

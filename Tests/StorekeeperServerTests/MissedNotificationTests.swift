@@ -1,6 +1,7 @@
 import Foundation
 import StoreSimulator
 import Storekeeper
+import StorekeeperDemo
 import StorekeeperServer
 import StorekeeperStorage
 import Testing
@@ -177,19 +178,29 @@ import Testing
     @Test(arguments: ServerBackend.available) func aFailedAcknowledgementIsRetriedBeforeGoogleRefunds(
         _ backend: ServerBackend
     ) async throws {
+        try await Self.aFailedAcknowledgementIsSwept(on: backend, app: .main, among: [.main])
+    }
+
+    /// The first acknowledgement of `app`'s purchase is refused; the sweeper acknowledges it with
+    /// the purchase's own app long before Google's three days, and the subscription stays active.
+    static func aFailedAcknowledgementIsSwept(
+        on backend: ServerBackend, app: SimulatedDeployment.App, among apps: [SimulatedDeployment.App]
+    ) async throws {
         var processing = ServerHarness.processing
         processing.acknowledgementSweepInterval = 0.1
-        try await ServerHarness.run(on: backend, processing: processing) { h in
+        try await ServerHarness.run(on: backend, processing: processing, apps: apps) { h in
             let play = h.simulator.googlePlay
+            let product = app.product("premium")
             let account = try await h.createCustomer("ada")
             // The server's first acknowledgement is refused with a 400 (not retried by the client).
             h.simulator.faults.add([
                 APIFault(
-                    pathPrefix: "/androidpublisher/v3/applications/\(Self.package)/purchases/subscriptions/premium/",
+                    pathPrefix:
+                        "/androidpublisher/v3/applications/\(app.packageName)/purchases/subscriptions/\(product)/",
                     status: 400)
             ])
             let token = try play.purchaseSubscription(
-                packageName: Self.package, productId: "premium",
+                packageName: app.packageName, productId: product,
                 options: PlayPurchaseOptions(obfuscatedExternalAccountId: account.uuidString)
             ).purchaseToken
             try await h.settle()

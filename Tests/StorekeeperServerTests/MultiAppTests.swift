@@ -104,33 +104,7 @@ import Testing
     @Test(arguments: ServerBackend.available) func theSecondGoogleAppsFailedAcknowledgementIsSwept(
         _ backend: ServerBackend
     ) async throws {
-        var processing = ServerHarness.processing
-        processing.acknowledgementSweepInterval = 0.1
-        try await ServerHarness.run(on: backend, processing: processing, apps: Self.apps) { h in
-            let play = h.simulator.googlePlay
-            let package = Self.second.packageName
-            let product = Self.second.product("premium")
-            let account = try await h.createCustomer("ada")
-            h.simulator.faults.add([
-                APIFault(
-                    pathPrefix: "/androidpublisher/v3/applications/\(package)/purchases/subscriptions/\(product)/",
-                    status: 400)
-            ])
-            let token = try play.purchaseSubscription(
-                packageName: package, productId: product,
-                options: PlayPurchaseOptions(obfuscatedExternalAccountId: account.uuidString)
-            ).purchaseToken
-            try await h.settle()
-            #expect(h.simulator.faults.injectedCount == 1)
-            let deadline = ContinuousClock.now.advanced(by: .seconds(20))
-            while play.subscription(token)?.acknowledged != true, ContinuousClock.now < deadline {
-                try await Task.sleep(for: .milliseconds(20))
-            }
-            #expect(play.subscription(token)?.acknowledged == true)
-            try await h.advance(days: 4)
-            #expect(play.subscription(token)?.subscriptionState == "SUBSCRIPTION_STATE_ACTIVE")
-            #expect(try await h.entitlements("ada")["pro"]?.active == true)
-        }
+        try await MissedNotificationTests.aFailedAcknowledgementIsSwept(on: backend, app: Self.second, among: Self.apps)
     }
 
     /// A single and a mass renewal-date extension of the second App Store app in Sandbox: each
@@ -226,6 +200,34 @@ import Testing
             )
             #expect(ambiguous.status == 422)
             #expect((ambiguous.body["error"] as? [String: Any])?["code"] as? String == "app-required")
+        }
+    }
+
+    /// Production payloads are checked for the app's Apple id; Sandbox ones carry none to check.
+    /// With the second app configured under another Apple id, its Production notification is
+    /// refused (400, nothing stored) while its Sandbox one is processed.
+    @Test func productionPayloadsAreCheckedForTheAppAppleID() async throws {
+        let anotherAppleID: @Sendable (StoreSimulator, inout StorekeeperConfiguration) -> Void = { _, configuration in
+            for index in configuration.apps.indices where configuration.apps[index].name == Self.second.name {
+                configuration.apps[index].appStore?.appAppleID = 999_999
+            }
+        }
+        try await ServerHarness.run(apps: Self.apps, customize: anotherAppleID) { h in
+            let store = h.simulator.appStore
+            let token = try await h.createCustomer("vera")
+            let product = Self.second.product("pro.monthly")
+            try store.purchase(customer: "vera", product: product, appAccountToken: token, environment: .production)
+            try await store.deliveriesSettled()
+            let refused = try #require(store.notifications.last)
+            #expect(refused.environment == .production)
+            #expect(refused.attempts.first?.httpStatus == 400)
+            let stored = try await h.storage.transaction { try await $0.notificationCounts() }
+            #expect(stored.values.reduce(0, +) == 0)
+
+            try store.purchase(customer: "vera", product: product, appAccountToken: token, environment: .sandbox)
+            try await h.settle()
+            #expect(store.notifications.last?.status == .delivered)
+            #expect(try await h.entitlements("vera")["pro"]?.active == true)
         }
     }
 
