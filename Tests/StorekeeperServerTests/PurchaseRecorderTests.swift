@@ -333,12 +333,9 @@ import Testing
             try await record(Self.coins(at: 20, hint: hint), storage)
             let entries = try await ledger(owner, storage)
             #expect(entries.map(\.amount) == [200, -200, 200])
-            // reconcileCredits names an entry `.purchase` whenever nothing is posted for the
-            // transaction yet; after a full refund the posted total is 0 again, so the reversal is
-            // booked as a second purchase of the same transaction.
-            withKnownIssue("a reversal of a full refund is booked as a purchase, not a refund adjustment") {
-                #expect(entries.last?.reason == .refundAdjustment)
-            }
+            // After a full refund the posted total is 0 again: the reversal is still an adjustment,
+            // not a second purchase of the same transaction.
+            #expect(entries.map(\.reason) == [.purchase, .refundAdjustment, .refundAdjustment])
         }
     }
 
