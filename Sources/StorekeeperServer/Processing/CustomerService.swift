@@ -56,11 +56,8 @@ public struct CustomerService: Sendable {
         }
     }
 
-    /// Records what the store says about a purchase the customer presents, and links it to them
-    /// under the ownership policy.
-    ///
-    /// - Parameter olderChain: purchases further back in an upgrade chain than `fact.replaces`,
-    ///   superseded with it (see ``GooglePlayPurchases/olderChain(of:packageName:)``).
+    /// Records what the store says about a purchase the customer presents (superseding the older
+    /// purchases the observation names), and links it to them under the ownership policy.
     func submit(
         _ observation: PurchaseObservation, cause: ChangeCause, for id: CustomerID
     ) async throws -> (view: CustomerView, purchase: Purchase) {
