@@ -89,6 +89,10 @@ public protocol StorageTransaction: Sendable {
     /// Appends the entry unless one with the same customer and idempotency key exists; returns the
     /// entry that stands (the new one, or the earlier one with that key).
     func appendLedgerEntry(_ entry: LedgerEntry) async throws -> LedgerEntry
+    /// Holds the customer's `balance` for this transaction, so that transactions that read a
+    /// balance and then change it (a debit checks it first) take turns: two concurrent debits never
+    /// both see the same balance. Released when the transaction ends.
+    func lockBalance(_ balance: String, of customer: CustomerID) async throws
     /// Sum of entries per balance name.
     func balances(of customer: CustomerID) async throws -> [String: Int]
     /// Sum of the entries posted for one store transaction (credits and refund adjustments).

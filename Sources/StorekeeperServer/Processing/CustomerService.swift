@@ -135,6 +135,9 @@ public struct CustomerService: Sendable {
         let now = clock.now()
         return try await storage.transaction { transaction in
             guard try await transaction.customer(id) != nil else { throw ServerError.customerNotFound(id) }
+            // Concurrent debits of one balance take turns, so none is checked against a balance
+            // another is about to spend (at READ COMMITTED each would see the other's row too late).
+            try await transaction.lockBalance(balance, of: id)
             // The ledger's own idempotency decides whether this debit is new: a repeat leaves the
             // balance as it was. A new one beyond the balance is refused, and throwing rolls its
             // insert back.

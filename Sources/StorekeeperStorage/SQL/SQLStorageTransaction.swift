@@ -121,14 +121,18 @@ struct SQLStorageTransaction: StorageTransaction {
             needsAcknowledgement: try reader.bool("needs_acknowledgement"))
     }
 
+    /// A transaction-level lock on `name` (PostgreSQL: an advisory lock, released at commit or
+    /// rollback); nothing on SQLite, whose transactions run one at a time.
+    private func lock(_ name: String) async throws {
+        guard flavor == .postgresql else { return }
+        try await run("SELECT pg_advisory_xact_lock(hashtextextended(\(bind: name), 0))")
+    }
+
     func purchase(_ key: PurchaseKey) async throws -> Purchase? {
-        if flavor == .postgresql {
-            // `FOR UPDATE` locks only a row that exists: two transactions recording the first facts
-            // of one purchase would both read nothing and the later commit would overwrite the
-            // other's (possibly newer) fact. A transaction-level lock on the key serializes them
-            // whether or not the row exists yet; it is released at commit or rollback.
-            try await run("SELECT pg_advisory_xact_lock(hashtextextended(\(bind: key.description), 0))")
-        }
+        // `FOR UPDATE` locks only a row that exists: two transactions recording the first facts of
+        // one purchase would both read nothing and the later commit would overwrite the other's
+        // (possibly newer) fact. A lock on the key serializes them whether or not the row exists.
+        try await lock(key.description)
         return try await row(
             """
             SELECT \(unsafeRaw: Self.purchaseColumns) FROM purchases
@@ -396,6 +400,10 @@ struct SQLStorageTransaction: StorageTransaction {
             throw StorageError(.unavailable, "ledger entry '\(entry.idempotencyKey)' vanished right after its insert")
         }
         return try ledgerEntry(from: standing)
+    }
+
+    func lockBalance(_ balance: String, of customer: CustomerID) async throws {
+        try await lock("balance:\(customer.rawValue)\u{1F}\(balance)")
     }
 
     func balances(of customer: CustomerID) async throws -> [String: Int] {

@@ -1,0 +1,74 @@
+import Foundation
+import Logging
+import Storekeeper
+import StorekeeperServer
+import StorekeeperStorage
+import TestSupport
+import Testing
+
+/// Debits of one balance from two server instances on one database at once: each is checked
+/// against what the others left, so the balance never goes below zero.
+@Suite(.serialized) struct ConcurrentDebitTests {
+    @Test(arguments: ServerBackend.available) func concurrentDebitsNeverOverdraw(_ backend: ServerBackend) async throws
+    {
+        switch backend {
+        case .sqlite:
+            let directory = FileManager.default.temporaryDirectory.appendingPathComponent(
+                "storekeeper-debits-\(UUID())")
+            try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+            defer { try? FileManager.default.removeItem(at: directory) }
+            try await debitFromTwoInstances(storageURL: directory.appendingPathComponent("db.sqlite").path)
+        case .postgresql:
+            let serverURL = try #require(PostgresAdmin.serverURL)
+            try await PostgresAdmin.withFreshDatabase(serverURL: serverURL) { url in
+                try await debitFromTwoInstances(storageURL: url)
+            }
+        }
+    }
+
+    /// 200 debits of 1 on a balance of 100, half through each of two instances: exactly 100
+    /// succeed, every answer's remaining balance is at least 0, and the balance ends at 0.
+    func debitFromTwoInstances(storageURL: String) async throws {
+        var logger = Logger(label: "test")
+        logger.logLevel = .critical
+        let configuration = StorekeeperConfiguration(
+            storageURL: storageURL, apiKeys: [], apps: [], catalog: Catalog())
+        var storages: [any Storage] = []
+        var instances: [StorekeeperApplication] = []
+        for _ in 0..<2 {
+            let storage = try await StorageFactory.open(storageURL, logger: logger)
+            try await storage.migrate()
+            storages.append(storage)
+            instances.append(try StorekeeperApplication(configuration: configuration, storage: storage, logger: logger))
+        }
+        let cora = CustomerID("cora")
+        _ = try await instances[0].customers.createOrFetch(cora)
+        try await storages[0].transaction { transaction in
+            _ = try await transaction.appendLedgerEntry(
+                LedgerEntry(
+                    customerID: cora, balance: "coins", amount: 100, reason: .purchase, idempotencyKey: "grant",
+                    createdAt: Date()))
+        }
+        let outcomes = try await withThrowingTaskGroup(of: Int?.self) { group in
+            for index in 0..<200 {
+                let customers = instances[index % 2].customers
+                group.addTask {
+                    do {
+                        return try await customers.debit(cora, balance: "coins", amount: 1, idempotencyKey: "d\(index)")
+                            .balance
+                    } catch let error as ServerError where error.code == .insufficientBalance {
+                        return nil
+                    }
+                }
+            }
+            return try await group.reduce(into: []) { $0.append($1) }
+        }
+        let remaining = outcomes.compactMap { $0 }
+        #expect(remaining.count == 100)
+        #expect(remaining.allSatisfy { $0 >= 0 })
+        #expect(Set(remaining).count == 100, "each success leaves a different balance")
+        let balance = try await storages[1].transaction { try await $0.balances(of: cora)["coins"] }
+        #expect(balance == 0)
+        for storage in storages { try await storage.close() }
+    }
+}
