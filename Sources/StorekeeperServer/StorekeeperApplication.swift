@@ -61,8 +61,16 @@ public final class StorekeeperApplication: Sendable {
         )
         self.inbox = inbox
         worker = NotificationWorker(inbox: inbox, interval: configuration.processing.pollInterval, logger: logger)
+        // Background jobs run on one instance at a time among those sharing the database: the one
+        // holding the job's lease, renewed every round and taken over once a dead holder's runs out.
+        let instance = UUID().uuidString
+        func lease(_ name: String, every interval: TimeInterval) -> JobLease {
+            JobLease(name: name, holder: instance, duration: 2 * interval + 60, storage: storage, clock: clock)
+        }
+        let sweepInterval = configuration.processing.acknowledgementSweepInterval
         sweeper = PeriodicService(
-            "acknowledgement sweep", every: configuration.processing.acknowledgementSweepInterval, logger: logger
+            "acknowledgement sweep", every: sweepInterval, lease: lease("acknowledgement-sweep", every: sweepInterval),
+            logger: logger
         ) {
             let tried = try await settler.sweepUnacknowledged()
             if tried > 0 { logger.info("retried store acknowledgements", metadata: ["count": "\(tried)"]) }
@@ -71,7 +79,8 @@ public final class StorekeeperApplication: Sendable {
         self.recovery = recovery
         // What the catch-up stores it processes itself; the worker's poll retries any failure.
         catchUp = PeriodicService(
-            "catch-up", every: recovery.settings.interval, enabled: recovery.settings.enabled, logger: logger
+            "catch-up", every: recovery.settings.interval, enabled: recovery.settings.enabled,
+            lease: lease("catch-up", every: recovery.settings.interval), logger: logger
         ) {
             let report = await recovery.run()
             metrics.caughtUp(report)

@@ -120,6 +120,14 @@ public protocol StorageTransaction: Sendable {
     func apiKey(secretHash: String) async throws -> APIKeyRecord?
     func saveAPIKey(_ key: APIKeyRecord) async throws
     func apiKeys() async throws -> [APIKeyRecord]
+    /// Takes (or renews) the lease on the background job `name` for `holder` until `expiry`, unless
+    /// another holder's lease is still running at `now`; returns whether `holder` holds it. With
+    /// several instances on one database, a job runs where its lease is held, one at a time, and
+    /// moves to another instance once a dead holder's lease runs out.
+    func acquireJobLease(_ name: String, holder: String, now: Date, until expiry: Date) async throws -> Bool
+    /// Gives the lease up (on shutdown), so another instance can take the job at once.
+    func releaseJobLease(_ name: String, holder: String) async throws
+
     /// A named position kept between runs (e.g. the last notification-history date fetched).
     func cursor(_ name: String) async throws -> String?
     func setCursor(_ name: String, to value: String) async throws

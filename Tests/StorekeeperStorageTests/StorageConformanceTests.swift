@@ -890,7 +890,7 @@ import Testing
             }
             try await sql.close()
             let storage = try await database.open(migrations: Migration.all)
-            #expect(try await storage.migrate() == [3])
+            #expect(try await storage.migrate() == Migration.all.map(\.version).filter { $0 > 2 })
             try await storage.transaction { transaction async throws in
                 let environments = [
                     try await transaction.purchase(.appStore("apple-prod"))?.environment,
@@ -934,6 +934,34 @@ import Testing
             // One of them saw nothing (the first); the other saw the first's row.
             #expect(seen.filter { $0 == nil }.count == 1)
             #expect(seen.compactMap { $0?.key } == [key])
+        }
+    }
+
+    /// A job's lease: one holder at a time; its holder renews it; another takes it only once it
+    /// ran out or was given up.
+    @Test(arguments: Backend.available)
+    func jobLeasesHaveOneHolderAtATime(backend: Backend) async throws {
+        try await TestDatabase.withFresh(backend) { storage, _ async throws in
+            func acquire(_ holder: String, at now: Int64, for duration: Int64 = 1_000) async throws -> Bool {
+                try await storage.transaction {
+                    try await $0.acquireJobLease("sweep", holder: holder, now: at(now), until: at(now + duration))
+                }
+            }
+            #expect(try await acquire("a", at: 0))
+            #expect(try await !acquire("b", at: 500))
+            #expect(try await acquire("a", at: 900))  // renewed until 1900
+            #expect(try await !acquire("b", at: 1_500))
+            #expect(try await acquire("b", at: 1_900))  // a's ran out
+            #expect(try await !acquire("a", at: 2_000))
+            try await storage.transaction { try await $0.releaseJobLease("sweep", holder: "a") }  // not a's: no effect
+            #expect(try await !acquire("a", at: 2_100))
+            try await storage.transaction { try await $0.releaseJobLease("sweep", holder: "b") }
+            #expect(try await acquire("a", at: 2_200))
+            // Leases of other jobs are apart.
+            #expect(
+                try await storage.transaction {
+                    try await $0.acquireJobLease("catch-up", holder: "b", now: at(2_200), until: at(3_200))
+                })
         }
     }
 

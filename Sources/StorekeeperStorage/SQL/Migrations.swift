@@ -20,7 +20,7 @@ struct Migration: Sendable {
 
 extension Migration {
     /// Every migration this build knows, oldest first.
-    static let all: [Migration] = [initialSchema, refreshTracking, appsAndEnvironments]
+    static let all: [Migration] = [initialSchema, refreshTracking, appsAndEnvironments, jobLeases]
 
     /// The version a fully migrated database reports.
     static var latestVersion: Int { all.last?.version ?? 0 }
@@ -322,6 +322,31 @@ extension Migration {
             CREATE INDEX purchases_awaiting_acknowledgement ON purchases (store, observed_at, id)
             WHERE needs_acknowledgement
             """,
+        ])
+}
+
+extension Migration {
+    /// Leases of background jobs (the catch-up, the acknowledgement sweep): with several instances
+    /// on one database, each job runs on the instance holding its lease.
+    static let jobLeases = Migration(
+        version: 4, name: "job leases",
+        sqlite: [
+            """
+            CREATE TABLE job_leases (
+                name TEXT NOT NULL PRIMARY KEY,
+                holder TEXT NOT NULL,
+                expires_at INTEGER NOT NULL
+            ) STRICT
+            """
+        ],
+        postgresql: [
+            """
+            CREATE TABLE job_leases (
+                name TEXT NOT NULL PRIMARY KEY,
+                holder TEXT NOT NULL,
+                expires_at BIGINT NOT NULL
+            )
+            """
         ])
 }
 

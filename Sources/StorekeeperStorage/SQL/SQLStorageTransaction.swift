@@ -588,4 +588,23 @@ struct SQLStorageTransaction: StorageTransaction {
             ON CONFLICT (name) DO UPDATE SET value = excluded.value
             """)
     }
+
+    // MARK: Job leases
+
+    func acquireJobLease(_ name: String, holder: String, now: Date, until expiry: Date) async throws -> Bool {
+        let taken = try await rows(
+            """
+            INSERT INTO job_leases (name, holder, expires_at)
+            VALUES (\(bind: name), \(bind: holder), \(bind: StoredTime.milliseconds(expiry)))
+            ON CONFLICT (name) DO UPDATE SET holder = excluded.holder, expires_at = excluded.expires_at
+            WHERE job_leases.holder = excluded.holder
+               OR job_leases.expires_at <= \(bind: StoredTime.milliseconds(now))
+            RETURNING holder
+            """)
+        return !taken.isEmpty
+    }
+
+    func releaseJobLease(_ name: String, holder: String) async throws {
+        try await run("DELETE FROM job_leases WHERE name = \(bind: name) AND holder = \(bind: holder)")
+    }
 }
