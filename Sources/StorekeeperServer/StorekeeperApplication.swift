@@ -108,9 +108,9 @@ public final class StorekeeperApplication: Sendable {
         for (store, count) in unknown.sorted(by: { $0.key.rawValue < $1.key.rawValue }) where count > 0 {
             logger.warning(
                 """
-                purchases stored before apps were recorded whose app is not known: several apps of this store \
-                are configured; each is recorded with its next notification or submission, and store calls for \
-                it are refused until then
+                purchases stored before apps were recorded whose app is not known: this store has several \
+                configured apps, or none; each is recorded with its next notification or submission, and store \
+                calls for it are refused until then
                 """,
                 metadata: ["store": "\(store.rawValue)", "count": "\(count)"])
         }

@@ -95,8 +95,8 @@ public protocol StorageTransaction: Sendable {
     func lockBalance(_ balance: String, of customer: CustomerID) async throws
     /// Sum of entries per balance name.
     func balances(of customer: CustomerID) async throws -> [String: Int]
-    /// Sum of the entries posted for one store transaction (credits and refund adjustments).
-    func ledgerTotal(customer: CustomerID, transactionID: String) async throws -> Int
+    /// What the ledger holds for one store transaction (credits and refund adjustments).
+    func ledgerPosted(customer: CustomerID, transactionID: String) async throws -> LedgerPosted
     func ledgerEntries(of customer: CustomerID) async throws -> [LedgerEntry]
 
     // MARK: Notification inbox
@@ -131,6 +131,18 @@ public protocol StorageTransaction: Sendable {
     /// A named position kept between runs (e.g. the last notification-history date fetched).
     func cursor(_ name: String) async throws -> String?
     func setCursor(_ name: String, to value: String) async throws
+}
+
+/// The entries posted for one store transaction: their sum and how many there are (a sum of 0 may
+/// be a credit taken back in full, not nothing posted).
+public struct LedgerPosted: Sendable, Hashable {
+    public var total: Int
+    public var entries: Int
+
+    public init(total: Int, entries: Int) {
+        self.total = total
+        self.entries = entries
+    }
 }
 
 /// Why storage failed.

@@ -59,7 +59,7 @@ struct MigrateCommand: AsyncParsableCommand {
                         print(
                             "\(count) \(store.rawValue) purchase\(count == 1 ? "" : "s") stored before apps were recorded "
                                 + "keep an unknown app until their next notification or submission "
-                                + "(several apps of that store are configured)")
+                                + "(that store has several configured apps, or none)")
                     }
                 }
                 try await storage.close()

@@ -1,5 +1,6 @@
 import Foundation
 import Logging
+import ServiceLifecycle
 import StoreCore
 import StorekeeperStorage
 import Synchronization
@@ -21,17 +22,21 @@ import Testing
                     runs.withLock { $0.append(holder) }
                 }
             }
-            let (firstService, secondService) = (service("first"), service("second"))
-            let first = Task { try await firstService.run() }
+            // Each instance in a service group of its own, stopped the way `serve` stops it.
+            func group(_ holder: String) -> ServiceGroup {
+                ServiceGroup(services: [service(holder)], gracefulShutdownSignals: [], logger: logger)
+            }
+            let (firstGroup, secondGroup) = (group("first"), group("second"))
+            let first = Task { try await firstGroup.run() }
             try await waitUntil { runs.withLock { !$0.isEmpty } }
-            let second = Task { try await secondService.run() }
+            let second = Task { try await secondGroup.run() }
             try await Task.sleep(for: .milliseconds(300))
             #expect(runs.withLock { Set($0) } == ["first"])
-            // The holder stops (and gives the lease up): the other instance takes the job over.
-            first.cancel()
+            // The holder shuts down (and gives the lease up): the other instance takes the job over.
+            await firstGroup.triggerGracefulShutdown()
             _ = await first.result
             try await waitUntil { runs.withLock { $0.contains("second") } }
-            second.cancel()
+            await secondGroup.triggerGracefulShutdown()
             _ = await second.result
             let order = runs.withLock { $0 }
             let firstSecond = try #require(order.firstIndex(of: "second"))

@@ -374,9 +374,15 @@ import Testing
                 #expect(try await transaction.balances(of: alice.id) == ["coins": 53, "gems": 3])
                 #expect(try await transaction.balances(of: bob.id) == ["coins": -7])
                 #expect(try await transaction.balances(of: CustomerID("nobody")) == [:])
-                #expect(try await transaction.ledgerTotal(customer: alice.id, transactionID: "t-1") == 60)
-                #expect(try await transaction.ledgerTotal(customer: alice.id, transactionID: "t-404") == 0)
-                #expect(try await transaction.ledgerTotal(customer: bob.id, transactionID: "t-1") == 0)
+                #expect(
+                    try await transaction.ledgerPosted(customer: alice.id, transactionID: "t-1")
+                        == LedgerPosted(total: 60, entries: 2))
+                #expect(
+                    try await transaction.ledgerPosted(customer: alice.id, transactionID: "t-404")
+                        == LedgerPosted(total: 0, entries: 0))
+                #expect(
+                    try await transaction.ledgerPosted(customer: bob.id, transactionID: "t-1")
+                        == LedgerPosted(total: 0, entries: 0))
                 #expect(try await transaction.ledgerEntries(of: alice.id) == [credit, refund, debit, gems])
             }
             await expectStorageError(.conflict) {

@@ -45,15 +45,21 @@ public struct CustomerService: Sendable {
     /// The customer view at the current time; nil for an unknown customer.
     public func view(of id: CustomerID) async throws -> CustomerView? {
         let now = clock.now()
-        let catalog = recorder.catalog
         return try await storage.transaction { transaction in
             guard let customer = try await transaction.customer(id) else { return nil }
-            let purchases = try await transaction.purchases(of: id)
-            let balances = try await transaction.balances(of: id)
-            return CustomerView(
-                customer: customer, purchases: purchases, balances: balances, catalog: catalog,
-                access: recorder.access, at: now)
+            return try await view(of: customer, in: transaction, at: now)
         }
+    }
+
+    /// The customer view as `transaction` sees it.
+    func view(of customer: Customer, in transaction: any StorageTransaction, at now: Date) async throws
+        -> CustomerView
+    {
+        let purchases = try await transaction.purchases(of: customer.id)
+        let balances = try await transaction.balances(of: customer.id)
+        return CustomerView(
+            customer: customer, purchases: purchases, balances: balances, catalog: recorder.catalog,
+            access: recorder.access, at: now)
     }
 
     /// Records what the store says about a purchase the customer presents (superseding the older
@@ -64,7 +70,6 @@ public struct CustomerService: Sendable {
         let now = clock.now()
         let recorder = self.recorder
         let policy = policies.ownershipConflict
-        let catalog = recorder.catalog
         return try await storage.transaction { transaction in
             guard let customer = try await transaction.customer(id) else {
                 throw ServerError.customerNotFound(id)
@@ -88,12 +93,7 @@ public struct CustomerService: Sendable {
                     in: transaction, at: now
                 )
             }
-            let purchases = try await transaction.purchases(of: id)
-            let balances = try await transaction.balances(of: id)
-            let view = CustomerView(
-                customer: customer, purchases: purchases, balances: balances, catalog: catalog,
-                access: recorder.access, at: now)
-            return (view, purchase)
+            return (try await view(of: customer, in: transaction, at: now), purchase)
         }
     }
 

@@ -76,31 +76,32 @@ public struct NotificationInbox: Sendable {
         }
         guard !changes.isEmpty else { return claimed.count }
         let recorder = self.recorder
-        let applied: [String: Result<[Purchase], ApplyFailure>]
+        // One outcome per change, in the same order (dedupe keys are unique per store only).
+        let outcomes: [Result<[Purchase], ApplyFailure>]
         do {
-            applied = try await storage.transaction { [changes] transaction in
-                var applied: [String: Result<[Purchase], ApplyFailure>] = [:]
+            outcomes = try await storage.transaction { [changes] transaction in
+                var outcomes: [Result<[Purchase], ApplyFailure>] = []
                 for (item, change) in changes {
                     do {
                         let unsettled = try await transaction.savepoint {
                             try await Self.apply(change, of: item, recorder: recorder, in: transaction, at: now)
                         }
-                        applied[item.dedupeKey] = .success(unsettled)
+                        outcomes.append(.success(unsettled))
                     } catch let error as StorageError where error.isRetryable {
                         throw error
                     } catch {
-                        applied[item.dedupeKey] = .failure(ApplyFailure(description: "\(error)"))
+                        outcomes.append(.failure(ApplyFailure(description: "\(error)")))
                     }
                 }
-                return applied
+                return outcomes
             }
         } catch {
             for (item, _) in changes { await recordFailure(of: item, "\(error)") }
             return claimed.count
         }
-        for (item, _) in changes {
-            switch applied[item.dedupeKey] {
-            case .success(let unsettled)?:
+        for ((item, _), outcome) in zip(changes, outcomes) {
+            switch outcome {
+            case .success(let unsettled):
                 if !unsettled.isEmpty {
                     for purchase in unsettled { await settler.settle(purchase) }
                     try await storage.transaction { [now = clock.now()] in
@@ -108,10 +109,8 @@ public struct NotificationInbox: Sendable {
                     }
                 }
                 onProcessed(item.store, .processed)
-            case .failure(let failure)?:
+            case .failure(let failure):
                 await recordFailure(of: item, failure.description)
-            case nil:
-                await recordFailure(of: item, "not applied")
             }
         }
         return claimed.count

@@ -185,20 +185,15 @@ public struct PurchaseRecorder: Sendable {
                 product.kind == .consumable, let balance = product.balance
             else { continue }
             let owed = ConsumableCredit.owed(for: record.fact, product: product)
-            let posted = try await transaction.ledgerTotal(customer: customer, transactionID: record.fact.id)
-            guard owed != posted else { continue }
+            let posted = try await transaction.ledgerPosted(customer: customer, transactionID: record.fact.id)
+            guard owed != posted.total else { continue }
             let millis = Int64((record.fact.observedAt.timeIntervalSince1970 * 1000).rounded())
-            // A purchase credit only the first time: after a full refund the total is 0 again, and
-            // its reversal is an adjustment, not a second purchase.
-            var first = posted == 0 && owed > 0
-            if first {
-                let entries = try await transaction.ledgerEntries(of: customer)
-                first = !entries.contains { $0.transactionID == record.fact.id }
-            }
             _ = try await transaction.appendLedgerEntry(
                 LedgerEntry(
-                    customerID: customer, balance: balance, amount: owed - posted,
-                    reason: first ? .purchase : .refundAdjustment,
+                    customerID: customer, balance: balance, amount: owed - posted.total,
+                    // A purchase credit only the first time: after a full refund the total is 0
+                    // again, and its reversal is an adjustment, not a second purchase.
+                    reason: posted.entries == 0 ? .purchase : .refundAdjustment,
                     idempotencyKey: "\(purchase.key.store.rawValue):\(record.fact.id):\(millis):\(owed)",
                     transactionID: record.fact.id, createdAt: now
                 )

@@ -420,14 +420,16 @@ struct SQLStorageTransaction: StorageTransaction {
         return balances
     }
 
-    func ledgerTotal(customer: CustomerID, transactionID: String) async throws -> Int {
-        let sum = try await row(
+    func ledgerPosted(customer: CustomerID, transactionID: String) async throws -> LedgerPosted {
+        let found = try await row(
             """
-            SELECT CAST(COALESCE(SUM(amount), 0) AS BIGINT) AS total FROM ledger_entries
+            SELECT CAST(COALESCE(SUM(amount), 0) AS BIGINT) AS total, CAST(COUNT(*) AS BIGINT) AS entries
+            FROM ledger_entries
             WHERE customer_id = \(bind: customer.rawValue) AND transaction_id = \(bind: transactionID)
             """)
-        guard let sum else { return 0 }
-        return try RowReader(row: sum, table: "ledger_entries").int("total")
+        guard let found else { return LedgerPosted(total: 0, entries: 0) }
+        let reader = RowReader(row: found, table: "ledger_entries")
+        return LedgerPosted(total: try reader.int("total"), entries: try reader.int("entries"))
     }
 
     func ledgerEntries(of customer: CustomerID) async throws -> [LedgerEntry] {
