@@ -87,12 +87,7 @@ struct CustomerRoutes {
 
 /// Decodes a JSON request body, answering a specific 400 when it doesn't fit.
 func decode<Value: Decodable>(_ type: Value.Type, _ request: Request) async throws -> Value {
-    let body = try await request.body.collect(upTo: 256 * 1024)
-    do {
-        return try JSONDecoder().decode(Value.self, from: Data(buffer: body))
-    } catch {
-        throw ServerError(.malformedBody, "the body is not the expected JSON: \(error)")
-    }
+    try decodeJSONBody(Value.self, Data(buffer: try await request.body.collect(upTo: 256 * 1024)))
 }
 
 extension Store {

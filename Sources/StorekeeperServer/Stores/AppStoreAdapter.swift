@@ -84,7 +84,7 @@ public struct AppStoreAdapter: StoreAdapter, TranslatesStoreErrors {
     }
 
     public func interpretSubmission(_ body: Data) async throws -> [PurchaseObservation] {
-        let submission = try decodeSubmission(Submission.self, body)
+        let submission = try decodeJSONBody(Submission.self, body)
         let environments: [PurchaseEnvironment]
         switch submission.environment {
         case nil: environments = [.production, .sandbox]

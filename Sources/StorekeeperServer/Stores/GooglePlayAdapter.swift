@@ -189,7 +189,7 @@ public struct GooglePlayAdapter: StoreAdapter, TranslatesStoreErrors {
     /// A subscription or a one-time product if the catalog says so; otherwise (no productID, or
     /// one the catalog doesn't know) the subscriptions API is asked first, then the products API.
     public func interpretSubmission(_ body: Data) async throws -> [PurchaseObservation] {
-        let submission = try decodeSubmission(Submission.self, body)
+        let submission = try decodeJSONBody(Submission.self, body)
         guard let token = submission.purchaseToken, !token.isEmpty else {
             throw ServerError(.malformedSubmission, "send purchaseToken (and productId for one-time products)")
         }

@@ -16,8 +16,9 @@ extension Purchase {
     }
 }
 
-/// Decodes a store's submission body, answering a specific 400 when it doesn't fit.
-func decodeSubmission<Value: Decodable>(_ type: Value.Type, _ body: Data) throws(ServerError) -> Value {
+/// Decodes a JSON request body (a route's, a store's submission), answering a specific 400 when it
+/// doesn't fit.
+func decodeJSONBody<Value: Decodable>(_ type: Value.Type, _ body: Data) throws(ServerError) -> Value {
     do {
         return try JSONDecoder().decode(Value.self, from: body)
     } catch {
