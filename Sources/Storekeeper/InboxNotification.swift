@@ -8,6 +8,10 @@ public struct InboxNotification: Sendable, Hashable, Codable {
     public var dedupeKey: String
     /// The request body exactly as received.
     public var body: Data
+    /// What the store's adapter verified when it accepted the delivery, in that adapter's own
+    /// encoding, so processing doesn't verify the same signatures again; nil when the adapter keeps
+    /// nothing (or the notification was stored before this was kept). Trusted like every other row.
+    public var verified: Data?
     public var receivedAt: Date
     public var status: Status
     public var attempts: Int
@@ -27,12 +31,13 @@ public struct InboxNotification: Sendable, Hashable, Codable {
     }
 
     public init(
-        store: Store, dedupeKey: String, body: Data, receivedAt: Date, status: Status = .pending, attempts: Int = 0,
-        nextAttemptAt: Date? = nil, lastError: String? = nil, processedAt: Date? = nil
+        store: Store, dedupeKey: String, body: Data, verified: Data? = nil, receivedAt: Date, status: Status = .pending,
+        attempts: Int = 0, nextAttemptAt: Date? = nil, lastError: String? = nil, processedAt: Date? = nil
     ) {
         self.store = store
         self.dedupeKey = dedupeKey
         self.body = body
+        self.verified = verified
         self.receivedAt = receivedAt
         self.status = status
         self.attempts = attempts

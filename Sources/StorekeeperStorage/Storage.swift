@@ -112,6 +112,9 @@ public protocol StorageTransaction: Sendable {
     /// Updates the delivery state (status, attempts, next attempt, last error, processed date) of
     /// the stored notification with the same store and dedupe key; its body and arrival stay.
     func updateNotification(_ notification: InboxNotification) async throws
+    /// Marks the stored notifications processed at `date`, each with one more attempt, in one
+    /// statement (a processed batch's marks).
+    func markNotificationsProcessed(_ notifications: [InboxNotification], at date: Date) async throws
     func notifications(status: InboxNotification.Status, limit: Int) async throws -> [InboxNotification]
     func notificationCounts() async throws -> [InboxNotification.Status: Int]
 

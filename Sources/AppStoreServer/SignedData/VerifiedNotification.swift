@@ -37,3 +37,27 @@ extension SignedDataVerifier {
         }
     }
 }
+
+extension VerifiedNotification: Codable {
+    /// The same notification without the signed strings whose decoded, verified forms it already
+    /// holds (`data.signedTransactionInfo`, `data.signedRenewalInfo`,
+    /// `appData.signedAppTransactionInfo`): what is worth keeping once verification is done.
+    public var withoutSignedFields: VerifiedNotification {
+        let data = payload.data.map {
+            NotificationData(
+                appAppleId: $0.appAppleId, bundleId: $0.bundleId, bundleVersion: $0.bundleVersion,
+                consumptionRequestReason: $0.consumptionRequestReason, environment: $0.environment,
+                status: $0.status)
+        }
+        let appData = payload.appData.map {
+            AppData(appAppleId: $0.appAppleId, bundleId: $0.bundleId, environment: $0.environment)
+        }
+        return VerifiedNotification(
+            payload: NotificationPayload(
+                notificationType: payload.notificationType, subtype: payload.subtype,
+                notificationUUID: payload.notificationUUID, version: payload.version, signedDate: payload.signedDate,
+                data: data, summary: payload.summary, externalPurchaseToken: payload.externalPurchaseToken,
+                appData: appData),
+            transaction: transaction, renewalInfo: renewalInfo, appTransaction: appTransaction)
+    }
+}

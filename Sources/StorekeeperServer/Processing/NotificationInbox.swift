@@ -18,6 +18,8 @@ public struct NotificationInbox: Sendable {
     public let logger: Logger
     /// Told of every processing attempt's outcome (for metrics).
     let onProcessed: @Sendable (_ store: Store, _ outcome: ProcessingOutcome) -> Void
+    /// Stores received notifications, those arriving together in one transaction.
+    private let inserts: GroupCommitter<InboxNotification, Bool>
 
     public init(
         storage: any Storage, recorder: PurchaseRecorder, stores: StoreAdapters, settler: PurchaseSettler,
@@ -32,6 +34,13 @@ public struct NotificationInbox: Sendable {
         self.clock = clock
         self.logger = logger
         self.onProcessed = onProcessed
+        self.inserts = GroupCommitter(maxBatch: 256) { [storage] items in
+            try await storage.transaction { transaction in
+                var inserted: [Bool] = []
+                for item in items { inserted.append(try await transaction.insertNotification(item)) }
+                return inserted
+            }
+        }
     }
 
     /// What receiving a notification did.
@@ -40,22 +49,25 @@ public struct NotificationInbox: Sendable {
         case duplicate
     }
 
-    /// Authenticates a delivery through its store's adapter and stores it. Throws before anything
-    /// is written if the body is malformed or the signature or token doesn't verify.
+    /// Authenticates a delivery through its store's adapter and stores it, with what the adapter
+    /// verified. Deliveries arriving together are committed together (``GroupCommitter``); each
+    /// returns once its own is durable. Throws before anything is written if the body is malformed
+    /// or the signature or token doesn't verify.
     public func receive(_ store: Store, _ delivery: WebhookDelivery) async throws -> Receipt {
-        let dedupeKey = try await stores(store).accept(delivery)
-        let item = InboxNotification(store: store, dedupeKey: dedupeKey, body: delivery.body, receivedAt: clock.now())
-        let isNew = try await storage.transaction { try await $0.insertNotification(item) }
-        return isNew ? .stored : .duplicate
+        let accepted = try await stores(store).accept(delivery)
+        let item = InboxNotification(
+            store: store, dedupeKey: accepted.dedupeKey, body: delivery.body, verified: accepted.verified,
+            receivedAt: clock.now())
+        return try await inserts.submit(item) ? .stored : .duplicate
     }
 
     // MARK: Processing
 
     /// Processes every stored notification due now (at most `limit`); returns how many it
-    /// handled. Each is interpreted by its store's adapter outside any transaction (verification,
-    /// API calls), then all are applied in one transaction — each with its `processed` mark, in a
-    /// savepoint of its own, so one that fails is undone alone and retried later while the rest
-    /// commit together. A notification whose purchase the store still waits to have acknowledged
+    /// handled. Each is interpreted by its store's adapter outside any transaction (API calls; the
+    /// App Store's verification was kept from the webhook), then all are applied in one transaction
+    /// with their `processed` marks (see ``apply(_:at:)``: one that fails is undone alone and
+    /// retried later while the rest commit together). A notification whose purchase the store still waits to have acknowledged
     /// is marked processed only once that was tried (a failure is left to the sweeper), so
     /// nothing counts as done while Google's three days run. A crash anywhere re-processes; the
     /// ordering rule makes that harmless.
@@ -66,7 +78,7 @@ public struct NotificationInbox: Sendable {
         let claimed = try await storage.transaction { transaction in
             try await transaction.claimDueNotifications(now: now, limit: limit, lease: lease)
         }
-        var changes: [(item: InboxNotification, change: NotificationChange)] = []
+        var changes: [Interpreted] = []
         for item in claimed {
             do {
                 changes.append((item, try await stores(item.store).interpret(item)))
@@ -75,26 +87,9 @@ public struct NotificationInbox: Sendable {
             }
         }
         guard !changes.isEmpty else { return claimed.count }
-        let recorder = self.recorder
-        // One outcome per change, in the same order (dedupe keys are unique per store only).
         let outcomes: [Result<[Purchase], ApplyFailure>]
         do {
-            outcomes = try await storage.transaction { [changes] transaction in
-                var outcomes: [Result<[Purchase], ApplyFailure>] = []
-                for (item, change) in changes {
-                    do {
-                        let unsettled = try await transaction.savepoint {
-                            try await Self.apply(change, of: item, recorder: recorder, in: transaction, at: now)
-                        }
-                        outcomes.append(.success(unsettled))
-                    } catch let error as StorageError where error.isRetryable {
-                        throw error
-                    } catch {
-                        outcomes.append(.failure(ApplyFailure(description: "\(error)")))
-                    }
-                }
-                return outcomes
-            }
+            outcomes = try await apply(changes, at: now)
         } catch {
             for (item, _) in changes { await recordFailure(of: item, "\(error)") }
             return claimed.count
@@ -120,11 +115,57 @@ public struct NotificationInbox: Sendable {
         var description: String
     }
 
-    /// Records a notification's observations; marks it processed unless a recorded purchase
-    /// awaits acknowledgement, and returns those.
-    static func apply(
-        _ change: NotificationChange, of item: InboxNotification, recorder: PurchaseRecorder,
-        in transaction: any StorageTransaction, at now: Date
+    typealias Interpreted = (item: InboxNotification, change: NotificationChange)
+
+    /// Applies a batch in one transaction; one outcome per change, in the same order (dedupe keys
+    /// are unique per store only). First all together, without savepoints — the usual case, where
+    /// nothing fails, and a savepoint would cost two more statements per notification; if one
+    /// fails, the batch is rolled back and applied again with each notification in a savepoint of
+    /// its own, so that only the failing one fails.
+    func apply(_ changes: [Interpreted], at now: Date) async throws -> [Result<[Purchase], ApplyFailure>] {
+        let recorder = self.recorder
+        do {
+            return try await storage.transaction { transaction in
+                var outcomes: [Result<[Purchase], ApplyFailure>] = []
+                var done: [InboxNotification] = []
+                for (item, change) in changes {
+                    let unsettled = try await Self.record(change, recorder: recorder, in: transaction)
+                    if unsettled.isEmpty { done.append(item) }
+                    outcomes.append(.success(unsettled))
+                }
+                try await transaction.markNotificationsProcessed(done, at: now)
+                return outcomes
+            }
+        } catch {
+            guard changes.count > 1 else { throw error }
+            logger.debug(
+                "a batch failed as a whole; applying its notifications one by one",
+                metadata: ["notifications": "\(changes.count)", "error": "\(error)"])
+        }
+        return try await storage.transaction { transaction in
+            var outcomes: [Result<[Purchase], ApplyFailure>] = []
+            var done: [InboxNotification] = []
+            for (item, change) in changes {
+                do {
+                    let unsettled = try await transaction.savepoint {
+                        try await Self.record(change, recorder: recorder, in: transaction)
+                    }
+                    if unsettled.isEmpty { done.append(item) }
+                    outcomes.append(.success(unsettled))
+                } catch {
+                    if let storageError = error as? StorageError, storageError.isRetryable { throw error }
+                    outcomes.append(.failure(ApplyFailure(description: "\(error)")))
+                }
+            }
+            try await transaction.markNotificationsProcessed(done, at: now)
+            return outcomes
+        }
+    }
+
+    /// Records a notification's observations; returns the recorded purchases that await
+    /// acknowledgement (the notification is marked processed only once those were settled).
+    static func record(
+        _ change: NotificationChange, recorder: PurchaseRecorder, in transaction: any StorageTransaction
     ) async throws -> [Purchase] {
         var unsettled: [Purchase] = []
         for observation in change.observations {
@@ -134,7 +175,6 @@ public struct NotificationInbox: Sendable {
                 unsettled.append(outcome.purchase)
             }
         }
-        if unsettled.isEmpty { try await transaction.updateNotification(item.markedProcessed(at: now)) }
         return unsettled
     }
 

@@ -30,16 +30,23 @@ public struct AppStoreAdapter: StoreAdapter, TranslatesStoreErrors {
 
     // MARK: Notifications
 
-    public func accept(_ delivery: WebhookDelivery) async throws -> String {
+    /// Verifies the signed payload and every signed field in it, and keeps what verified (the
+    /// decoded payloads, without the signed strings) for ``interpret(_:)``.
+    public func accept(_ delivery: WebhookDelivery) async throws -> AcceptedDelivery {
         let notification = try await verifiedNotification(body: delivery.body)
         guard let uuid = notification.payload.notificationUUID, !uuid.isEmpty else {
             throw ServerError(.malformedPayload, "the notification has no notificationUUID")
         }
-        return uuid
+        return AcceptedDelivery(dedupeKey: uuid, verified: try VerifiedNotificationRecord.encode(notification))
     }
 
     public func interpret(_ notification: InboxNotification) async throws -> NotificationChange {
-        let verified = try await verifiedNotification(body: notification.body)
+        let verified =
+            if let kept = notification.verified.flatMap(VerifiedNotificationRecord.decode) {
+                kept
+            } else {
+                try await verifiedNotification(body: notification.body)
+            }
         let payload = verified.payload
         let event = [payload.notificationType?.rawValue, payload.subtype?.rawValue].compactMap { $0 }
             .joined(separator: "/")

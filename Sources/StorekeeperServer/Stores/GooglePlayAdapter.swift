@@ -31,8 +31,9 @@ public struct GooglePlayAdapter: StoreAdapter, TranslatesStoreErrors {
     // MARK: Notifications
 
     /// Authenticates a Pub/Sub push (its OIDC bearer token, against the app the notification
-    /// names) and returns its `messageId`.
-    public func accept(_ delivery: WebhookDelivery) async throws -> String {
+    /// names) and returns its `messageId`. Nothing verified needs keeping: processing asks Google's
+    /// API for the purchase anyway.
+    public func accept(_ delivery: WebhookDelivery) async throws -> AcceptedDelivery {
         let (envelope, notification) = try Self.decodePush(delivery.body)
         let app = try apps.app(AppID(notification.packageName ?? ""))
         guard let authenticator = app.pushAuthenticator else {
@@ -43,7 +44,7 @@ public struct GooglePlayAdapter: StoreAdapter, TranslatesStoreErrors {
         guard let messageID = envelope.message.messageId, !messageID.isEmpty else {
             throw ServerError(.malformedPayload, "the push message has no messageId")
         }
-        return messageID
+        return AcceptedDelivery(dedupeKey: messageID)
     }
 
     static func decodePush(_ body: Data) throws(ServerError) -> (PubSubPushEnvelope, DeveloperNotification) {

@@ -12,9 +12,10 @@ public protocol StoreAdapter: Sendable {
     var store: Store { get }
 
     /// Authenticates a webhook delivery (the signed payload, the push token) and returns the key
-    /// it is deduplicated by. Throws before anything is stored if the body is malformed, forged,
-    /// or for an app or environment this server does not accept.
-    func accept(_ delivery: WebhookDelivery) async throws -> String
+    /// it is deduplicated by, with whatever it verified that ``interpret(_:)`` may use instead of
+    /// verifying again. Throws before anything is stored if the body is malformed, forged, or for
+    /// an app or environment this server does not accept.
+    func accept(_ delivery: WebhookDelivery) async throws -> AcceptedDelivery
 
     /// What a stored notification tells: the observations to record (fetched from the store's
     /// API where the notification only says that something changed) and their cause.
@@ -47,6 +48,20 @@ public struct WebhookDelivery: Sendable {
     public init(body: Data, authorization: String? = nil) {
         self.body = body
         self.authorization = authorization
+    }
+}
+
+/// A webhook delivery the store's adapter authenticated.
+public struct AcceptedDelivery: Sendable, Hashable {
+    /// The key the notification is deduplicated by (unique per store).
+    public var dedupeKey: String
+    /// What the adapter verified, in its own encoding, stored with the notification
+    /// (``InboxNotification/verified``); nil when it keeps nothing.
+    public var verified: Data?
+
+    public init(dedupeKey: String, verified: Data? = nil) {
+        self.dedupeKey = dedupeKey
+        self.verified = verified
     }
 }
 

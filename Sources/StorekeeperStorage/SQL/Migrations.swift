@@ -20,7 +20,7 @@ struct Migration: Sendable {
 
 extension Migration {
     /// Every migration this build knows, oldest first.
-    static let all: [Migration] = [initialSchema, refreshTracking, appsAndEnvironments, jobLeases]
+    static let all: [Migration] = [initialSchema, refreshTracking, appsAndEnvironments, jobLeases, verifiedInbox]
 
     /// The version a fully migrated database reports.
     static var latestVersion: Int { all.last?.version ?? 0 }
@@ -348,6 +348,15 @@ extension Migration {
             )
             """
         ])
+}
+
+extension Migration {
+    /// What a store's adapter verified when it accepted a notification travels with the stored
+    /// row, so processing doesn't verify it a second time.
+    static let verifiedInbox = Migration(
+        version: 7, name: "verified inbox payloads",
+        sqlite: ["ALTER TABLE inbox ADD COLUMN verified BLOB"],
+        postgresql: ["ALTER TABLE inbox ADD COLUMN verified BYTEA"])
 }
 
 /// Applies migrations and reads the schema version over a backend's transactions.

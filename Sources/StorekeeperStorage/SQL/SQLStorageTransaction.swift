@@ -444,14 +444,15 @@ struct SQLStorageTransaction: StorageTransaction {
     // MARK: Notification inbox
 
     private static let inboxColumns = """
-        store, dedupe_key, body, received_at, status, attempts, next_attempt_at, last_error, processed_at
+        store, dedupe_key, body, verified, received_at, status, attempts, next_attempt_at, last_error, processed_at
         """
 
     private func notification(from row: any SQLRow) throws -> InboxNotification {
         let reader = RowReader(row: row, table: "inbox")
         var notification = InboxNotification(
             store: try reader.raw("store", as: Store.self), dedupeKey: try reader.string("dedupe_key"),
-            body: try reader.data("body"), receivedAt: try reader.date("received_at"),
+            body: try reader.data("body"), verified: try reader.decodeIfPresent("verified", as: Data.self),
+            receivedAt: try reader.date("received_at"),
             status: try reader.raw("status", as: InboxNotification.Status.self), attempts: try reader.int("attempts"),
             lastError: try reader.optionalString("last_error"), processedAt: try reader.optionalDate("processed_at"))
         // The initializer fills a missing next attempt with the receipt time; keep what is stored.
@@ -464,7 +465,8 @@ struct SQLStorageTransaction: StorageTransaction {
             """
             INSERT INTO inbox (\(unsafeRaw: Self.inboxColumns))
             VALUES (\(bind: notification.store.rawValue), \(bind: notification.dedupeKey),
-                    \(flavor.blob(notification.body)), \(bind: StoredTime.milliseconds(notification.receivedAt)),
+                    \(flavor.blob(notification.body)), \(bind: notification.verified),
+                    \(bind: StoredTime.milliseconds(notification.receivedAt)),
                     \(bind: notification.status.rawValue), \(bind: notification.attempts),
                     \(bind: StoredTime.milliseconds(notification.nextAttemptAt)), \(bind: notification.lastError),
                     \(bind: StoredTime.milliseconds(notification.processedAt)))
@@ -515,6 +517,17 @@ struct SQLStorageTransaction: StorageTransaction {
                 last_error = \(bind: notification.lastError),
                 processed_at = \(bind: StoredTime.milliseconds(notification.processedAt))
             WHERE store = \(bind: notification.store.rawValue) AND dedupe_key = \(bind: notification.dedupeKey)
+            """)
+    }
+
+    func markNotificationsProcessed(_ notifications: [InboxNotification], at date: Date) async throws {
+        guard !notifications.isEmpty else { return }
+        let keys = notifications.map { "(\(bind: $0.store.rawValue), \(bind: $0.dedupeKey))" as SQLQueryString }
+        try await run(
+            """
+            UPDATE inbox SET status = 'processed', attempts = attempts + 1, next_attempt_at = NULL,
+                last_error = NULL, processed_at = \(bind: StoredTime.milliseconds(date))
+            WHERE (store, dedupe_key) IN (\(keys.joined(separator: ", ")))
             """)
     }
 
