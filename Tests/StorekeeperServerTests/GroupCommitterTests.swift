@@ -1,0 +1,54 @@
+import Synchronization
+import Testing
+
+@testable import StorekeeperServer
+
+/// The committer on its own: concurrent submissions share commits, each gets its own outcome,
+/// and one bad item fails alone.
+@Suite struct GroupCommitterTests {
+    /// Records every commit's items; refuses a batch holding a negative number.
+    final class Log: Sendable {
+        let batches = Mutex<[[Int]]>([])
+
+        func commit(_ items: [Int]) async throws -> [Int] {
+            batches.withLock { $0.append(items) }
+            // A commit takes a while, as an fsync does: submissions arriving meanwhile queue up.
+            try await Task.sleep(for: .milliseconds(20))
+            if items.contains(where: { $0 < 0 }) { throw Refused() }
+            return items.map { $0 * 10 }
+        }
+    }
+
+    struct Refused: Error {}
+
+    @Test func concurrentSubmissionsShareCommitsAndEachGetsItsOwnOutcome() async throws {
+        let log = Log()
+        let committer = GroupCommitter<Int, Int>(maxBatch: 64, commit: log.commit)
+        let results = try await withThrowingTaskGroup(of: (Int, Int).self) { group in
+            for item in 1...100 { group.addTask { (item, try await committer.submit(item)) } }
+            return try await group.reduce(into: [Int: Int]()) { $0[$1.0] = $1.1 }
+        }
+        #expect(results.count == 100 && results.allSatisfy { $0.value == $0.key * 10 })
+        let batches = log.batches.withLock { $0 }
+        #expect(batches.flatMap { $0 }.sorted() == Array(1...100))
+        #expect(batches.count < 100, "every submission had a commit of its own")
+        #expect(batches.allSatisfy { $0.count <= 64 })
+    }
+
+    @Test func aBadItemFailsAloneAndItsNeighboursCommit() async throws {
+        let log = Log()
+        let committer = GroupCommitter<Int, Int>(maxBatch: 64, commit: log.commit)
+        let results = await withTaskGroup(of: (Int, Result<Int, any Error>).self) { group in
+            for item in [1, 2, -3, 4, 5] {
+                group.addTask {
+                    do { return (item, .success(try await committer.submit(item))) } catch {
+                        return (item, .failure(error))
+                    }
+                }
+            }
+            return await group.reduce(into: [Int: Result<Int, any Error>]()) { $0[$1.0] = $1.1 }
+        }
+        for item in [1, 2, 4, 5] { #expect((try? results[item]?.get()) == item * 10) }
+        #expect(throws: Refused.self) { try results[-3]?.get() }
+    }
+}

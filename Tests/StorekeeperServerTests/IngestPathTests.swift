@@ -1,0 +1,163 @@
+import AppStoreServer
+import AsyncHTTPClient
+import Foundation
+import NIOCore
+import SQLKit
+import StoreSimulator
+import Storekeeper
+import Testing
+
+@testable import StorekeeperServer
+@testable import StorekeeperStorage
+
+/// The ingest path's own rules: what the webhook verified is stored and processing works from it;
+/// concurrent deliveries are committed together, each still answered only once durable; a batch
+/// in which one notification fails to apply commits the others.
+@Suite struct IngestPathTests {
+    /// A batch large enough for every test here, and a worker that only runs when woken by the
+    /// webhook route (the tests below store through the inbox itself and process by hand).
+    static let processing = ProcessingSettings(
+        initialRetryDelay: 0.05, maxRetryDelay: 1, pollInterval: 3600, catchUp: CatchUpSettings(enabled: false),
+        batchSize: 50, workers: 1)
+
+    /// `count` consumable purchases made in the simulator but not sent: their signed payloads.
+    static func unsentPurchases(_ h: ServerHarness, customer: String, count: Int) async throws -> [(
+        transactionID: String, payload: String
+    )] {
+        let store = h.simulator.appStore
+        try store.setNotificationURL(nil, bundleId: ServerHarness.bundleID)
+        let token = try await h.createCustomer(customer)
+        var purchases: [(String, String)] = []
+        for _ in 0..<count {
+            let bought = try store.purchase(customer: customer, product: "coins.100", appAccountToken: token)
+            guard let sent = store.notifications.last else { throw IngestTestError("no notification was made") }
+            purchases.append((bought.transactionId, sent.signedPayload))
+        }
+        return purchases
+    }
+
+    static func body(_ payload: String) -> Data { Data(#"{"signedPayload":"\#(payload)"}"#.utf8) }
+
+    @Test(arguments: ServerBackend.available) func processingUsesWhatTheWebhookVerified(_ backend: ServerBackend)
+        async throws
+    {
+        try await ServerHarness.run(on: backend, processing: Self.processing) { h in
+            let payload = try await Self.unsentPurchases(h, customer: "vera", count: 1)[0].payload
+            let inbox = h.application.inbox
+            #expect(try await inbox.receive(.appStore, WebhookDelivery(body: Self.body(payload))) == .stored)
+            let stored = try #require(
+                try await h.storage.transaction { transaction in
+                    try await transaction.notifications(status: .pending, limit: 10).first
+                })
+            let kept = try #require(stored.verified, "the webhook kept nothing it verified")
+
+            // What was kept is enough: a row whose body no longer verifies (here: is not even JSON)
+            // reads the same as the real one, so processing did not verify the body again.
+            let adapter = h.application.stores(.appStore)
+            var unverifiable = stored
+            unverifiable.body = Data("not a notification".utf8)
+            let fromKept = try await adapter.interpret(unverifiable)
+            // A row stored before anything was kept (or whose record can't be read) is verified
+            // from its body, and reads the same.
+            var old = stored
+            old.verified = nil
+            let fromBody = try await adapter.interpret(old)
+            #expect(fromKept == fromBody)
+            #expect(fromKept.observations.count == 1)
+            // Without either, nothing is made up: the body is verified, and refused.
+            unverifiable.verified = nil
+            await #expect(throws: ServerError.self) { try await adapter.interpret(unverifiable) }
+            // The record holds the decoded payloads, not the signed strings they came from.
+            #expect(kept.count < stored.body.count)
+            #expect(!String(decoding: kept, as: UTF8.self).contains("signedTransactionInfo\":\"ey"))
+
+            try await inbox.processUntilNoneDue()
+            #expect(try await h.balances("vera")["coins"] == 100)
+        }
+    }
+
+    @Test(arguments: ServerBackend.available) func concurrentDeliveriesAreEachStoredOnceAndAnsweredWhenDurable(
+        _ backend: ServerBackend
+    ) async throws {
+        try await ServerHarness.run(on: backend, processing: Self.processing) { h in
+            let purchases = try await Self.unsentPurchases(h, customer: "gus", count: 24)
+            // Every payload twice, all at once: the second of each is a duplicate wherever it lands
+            // (in the same group commit as the first, or a later one).
+            let deliveries = purchases.map(\.payload) + purchases.map(\.payload)
+            let url = h.baseURL + "/v1/notifications/app-store"
+            let statuses = try await withThrowingTaskGroup(of: UInt.self) { group in
+                for payload in deliveries {
+                    group.addTask {
+                        var request = HTTPClientRequest(url: url)
+                        request.method = .POST
+                        request.headers.add(name: "Content-Type", value: "application/json")
+                        request.body = .bytes(ByteBuffer(data: Self.body(payload)))
+                        let response = try await HTTPClient.shared.execute(request, timeout: .seconds(60))
+                        _ = try await response.body.collect(upTo: 1 << 16)
+                        return response.status.code
+                    }
+                }
+                return try await group.reduce(into: [UInt]()) { $0.append($1) }
+            }
+            #expect(statuses.count == 48 && statuses.allSatisfy { $0 == 200 })
+            try await h.settle()
+            let counts = try await h.storage.transaction { try await $0.notificationCounts() }
+            #expect(counts[.processed] == 24 && counts[.pending] == 0 && counts[.failed] == 0)
+            #expect(try await h.balances("gus")["coins"] == 2_400)
+        }
+    }
+
+    @Test(arguments: ServerBackend.available) func oneNotificationFailingToApplyFailsAloneInItsBatch(
+        _ backend: ServerBackend
+    ) async throws {
+        try await ServerHarness.run(on: backend, processing: Self.processing) { h in
+            let purchases = try await Self.unsentPurchases(h, customer: "ida", count: 5)
+            let poisoned = purchases[2].transactionID
+            // The database itself refuses to store that one purchase: a failure in the middle of
+            // applying the batch, after the notifications before it were applied.
+            try await h.storage.transaction { transaction in
+                let database = try #require((transaction as? SQLStorageTransaction)?.database)
+                switch h.storage.backendName {
+                case "sqlite":
+                    try await database.raw(
+                        """
+                        CREATE TRIGGER refuse_poisoned BEFORE INSERT ON purchases
+                        WHEN NEW.id = \(literal: poisoned) BEGIN SELECT RAISE(ABORT, 'refused by test'); END
+                        """
+                    ).run()
+                default:
+                    try await database.raw(
+                        """
+                        CREATE FUNCTION refuse_poisoned() RETURNS trigger AS $$
+                        BEGIN IF NEW.id = \(literal: poisoned) THEN RAISE EXCEPTION 'refused by test'; END IF;
+                        RETURN NEW; END $$ LANGUAGE plpgsql
+                        """
+                    ).run()
+                    try await database.raw(
+                        """
+                        CREATE TRIGGER refuse_poisoned BEFORE INSERT ON purchases
+                        FOR EACH ROW EXECUTE FUNCTION refuse_poisoned()
+                        """
+                    ).run()
+                }
+            }
+            let inbox = h.application.inbox
+            for purchase in purchases {
+                _ = try await inbox.receive(.appStore, WebhookDelivery(body: Self.body(purchase.payload)))
+            }
+            #expect(try await inbox.processDue(limit: 50) == 5)
+
+            let failed = try await h.storage.transaction { try await $0.notifications(status: .failed, limit: 10) }
+            #expect(failed.count == 1)
+            #expect(failed.first?.lastError?.contains("refused by test") == true)
+            let counts = try await h.storage.transaction { try await $0.notificationCounts() }
+            #expect(counts[.processed] == 4)
+            #expect(try await h.balances("ida")["coins"] == 400)
+        }
+    }
+}
+
+struct IngestTestError: Error, CustomStringConvertible {
+    var description: String
+    init(_ description: String) { self.description = description }
+}
