@@ -154,40 +154,73 @@ public struct SimulatedDeployment: Sendable {
                 let application = try StorekeeperApplication(
                     configuration: configuration, storage: storage, clock: simulator.clock, logger: options.logger)
                 try await application.backfillApps()
-                let (ports, portContinuation) = AsyncStream.makeStream(of: Int.self)
-                let server = application.makeHTTPServer(onBound: { port in
-                    portContinuation.yield(port)
-                    portContinuation.finish()
-                })
-                let group = ServiceGroup(
-                    services: application.backgroundServices + [server], gracefulShutdownSignals: [],
-                    logger: options.logger)
-                let running = Task { try await group.run() }
-                var iterator = ports.makeAsyncIterator()
-                guard let port = await iterator.next() else {
-                    _ = await running.result
-                    throw DeploymentError(description: "the server did not start")
+                let result = try await serve(application, logger: options.logger) { baseURL in
+                    let deployment = SimulatedDeployment(
+                        options: options, simulator: simulator, application: application, storage: storage,
+                        baseURL: baseURL)
+                    try deployment.connectWebhooks()
+                    return try await body(deployment)
                 }
-                let deployment = SimulatedDeployment(
-                    options: options, simulator: simulator, application: application, storage: storage,
-                    baseURL: "http://127.0.0.1:\(port)")
-                try deployment.connectWebhooks()
-                let result: Result
-                do {
-                    result = try await body(deployment)
-                } catch {
-                    await group.triggerGracefulShutdown()
-                    _ = await running.result
-                    throw error
-                }
-                await group.triggerGracefulShutdown()
-                _ = await running.result
                 try await storage.close()
                 return result
             } catch {
                 try? await storage.close()
                 throw error
             }
+        }
+    }
+
+    /// Runs `application`'s HTTP server on a free loopback port and its background services while
+    /// `body` runs with the server's base URL; then shuts them down gracefully.
+    static func serve<Result: Sendable>(
+        _ application: StorekeeperApplication, logger: Logger, _ body: (String) async throws -> Result
+    ) async throws -> Result {
+        let (ports, portContinuation) = AsyncStream.makeStream(of: Int.self)
+        let server = application.makeHTTPServer(onBound: { port in
+            portContinuation.yield(port)
+            portContinuation.finish()
+        })
+        let group = ServiceGroup(
+            services: application.backgroundServices + [server], gracefulShutdownSignals: [], logger: logger)
+        let running = Task { try await group.run() }
+        var iterator = ports.makeAsyncIterator()
+        guard let port = await iterator.next() else {
+            _ = await running.result
+            throw DeploymentError(description: "the server did not start")
+        }
+        let result: Result
+        do {
+            result = try await body("http://127.0.0.1:\(port)")
+        } catch {
+            await group.triggerGracefulShutdown()
+            _ = await running.result
+            throw error
+        }
+        await group.triggerGracefulShutdown()
+        _ = await running.result
+        return result
+    }
+
+    /// Runs `body` with one more instance of this deployment's server: the same configuration on
+    /// its own connection to the same database (so only on PostgreSQL), with its own HTTP port, inbox
+    /// worker and background jobs, as a second `storekeeper serve` behind a load balancer would be.
+    /// `body` gets its base URL; the stores still deliver to the first instance.
+    public func withAnotherInstance<Result: Sendable>(_ body: (String) async throws -> Result) async throws -> Result {
+        guard storage.backendName == "postgresql" else {
+            throw DeploymentError(
+                description: "several instances share a PostgreSQL database, not \(storage.backendName)")
+        }
+        let configuration = application.configuration
+        let storage = try await StorageFactory.open(configuration.storageURL, logger: options.logger)
+        do {
+            let application = try StorekeeperApplication(
+                configuration: configuration, storage: storage, clock: simulator.clock, logger: options.logger)
+            let result = try await Self.serve(application, logger: options.logger, body)
+            try await storage.close()
+            return result
+        } catch {
+            try? await storage.close()
+            throw error
         }
     }
 

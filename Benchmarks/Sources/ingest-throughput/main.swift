@@ -8,51 +8,86 @@ import StorekeeperDemo
 import StorekeeperServer
 import StorekeeperStorage
 
-// Notification ingest over HTTP: App Store Server Notifications posted to a running Storekeeper
-// server (verified, stored durably before the 200, then processed), on SQLite and — when
-// STOREKEEPER_BENCH_POSTGRES_URL names a database — PostgreSQL. Next to it, measured in the same
-// run on the same payloads and with the same concurrency, the verifier alone: the ceiling that
-// signature and chain checks put on ingest. Each storage runs twice: with processing as the server
-// does it by default (`processing.batchSize` 50 — one transaction per claimed batch — and 4
-// `processing.workers`) and, as the baseline, one worker with batches of 1 (one transaction per
-// notification). One line per storage, last:
+// Notification ingest over HTTP: App Store Server Notifications posted to running Storekeeper
+// servers (verified, stored durably before the 200, then processed), on SQLite or PostgreSQL, with
+// one or several instances. Next to it, measured in the same run on the same payloads and with the
+// same concurrency, the verifier alone: the ceiling that signature and chain checks put on ingest.
+// The last line printed:
 //
-//     ingest[sqlite]: <N> notifications/s (p50 <A> ms, p99 <B> ms) verifier: <M>/s ratio: <R> batch-1: <S>/s
+//     ingest sqlite: <N>/s processed, p99 <X> ms; verifier alone: <M>/s; ratio: <R>
 //
-// Run in release: swift run -c release --package-path Benchmarks ingest-throughput [count] [concurrency]
+// Run in release (see Benchmarks/README.md):
+//     swift run -c release --package-path Benchmarks ingest-throughput [sqlite|postgres]
+//         [--instances N] [--count C] [--concurrency K]
+// PostgreSQL needs STOREKEEPER_BENCH_POSTGRES_URL (the URL `.ci/postgres.sh` prints).
 
-let arguments = CommandLine.arguments.dropFirst()
-let count = arguments.first.flatMap { Int($0) } ?? 2000
-let concurrency = arguments.dropFirst().first.flatMap { Int($0) } ?? 16
-var storages: [(name: String, url: String?)] = [("sqlite", nil)]
-if let url = ProcessInfo.processInfo.environment["STOREKEEPER_BENCH_POSTGRES_URL"], !url.isEmpty {
-    storages.append(("postgresql", url))
+struct Arguments {
+    var storage = "sqlite"
+    var instances = 1
+    var count = 5000
+    var concurrency = 32
+
+    init(_ arguments: [String]) throws {
+        var rest = arguments[...]
+        while let argument = rest.popFirst() {
+            func number() throws -> Int {
+                guard let value = rest.popFirst().flatMap({ Int($0) }), value > 0 else {
+                    throw BenchmarkError("\(argument) needs a positive number")
+                }
+                return value
+            }
+            switch argument {
+            case "sqlite", "postgres": storage = argument
+            case "--instances": instances = try number()
+            case "--count": count = try number()
+            case "--concurrency": concurrency = try number()
+            default:
+                throw BenchmarkError(
+                    "usage: ingest-throughput [sqlite|postgres] [--instances N] [--count C] [--concurrency K]")
+            }
+        }
+        if storage == "sqlite" && instances > 1 {
+            throw BenchmarkError("several instances share a PostgreSQL database; use postgres")
+        }
+    }
+}
+
+let arguments = try Arguments(Array(CommandLine.arguments.dropFirst()))
+var storageURL: String?
+if arguments.storage == "postgres" {
+    guard let url = ProcessInfo.processInfo.environment["STOREKEEPER_BENCH_POSTGRES_URL"], !url.isEmpty else {
+        throw BenchmarkError("set STOREKEEPER_BENCH_POSTGRES_URL (e.g. to what `bash .ci/postgres.sh` prints)")
+    }
+    storageURL = url
 }
 var logger = Logger(label: "ingest-throughput")
 logger.logLevel = .critical
-for storage in storages {
-    var results: [Int: IngestResult] = [:]
-    for batchSize in [1, ProcessingSettings().batchSize] {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("storekeeper-ingest-\(UUID())")
-        defer { try? FileManager.default.removeItem(at: directory) }
-        let options = SimulatedDeployment.Options(
-            start: Date(), storageURL: storage.url, directory: directory,
-            processing: ProcessingSettings(
-                initialRetryDelay: 0.05, maxRetryDelay: 1, pollInterval: 0.05,
-                catchUp: CatchUpSettings(enabled: false), batchSize: batchSize, workers: batchSize == 1 ? 1 : 4),
-            simulatorSeed: UInt64.random(in: 1...UInt64.max), logger: logger)
-        results[batchSize] = try await SimulatedDeployment.withRunning(options) { deployment in
-            try await IngestRun(
-                deployment: deployment, storageName: "\(storage.name), batch \(batchSize)", count: count,
-                concurrency: concurrency
-            ).run()
-        }
+let directory = FileManager.default.temporaryDirectory.appendingPathComponent("storekeeper-ingest-\(UUID())")
+defer { try? FileManager.default.removeItem(at: directory) }
+let options = SimulatedDeployment.Options(
+    start: Date(), storageURL: storageURL, directory: directory,
+    processing: ProcessingSettings(
+        initialRetryDelay: 0.05, maxRetryDelay: 1, pollInterval: 0.05, catchUp: CatchUpSettings(enabled: false)),
+    simulatorSeed: UInt64.random(in: 1...UInt64.max), logger: logger)
+let result = try await SimulatedDeployment.withRunning(options) { deployment in
+    try await withInstances(arguments.instances, of: deployment, urls: [deployment.baseURL]) { urls in
+        try await IngestRun(
+            deployment: deployment, instanceURLs: urls, count: arguments.count, concurrency: arguments.concurrency
+        ).run()
     }
-    guard let batched = results[ProcessingSettings().batchSize], let single = results[1] else { continue }
-    print(
-        "ingest[\(storage.name)]: \(Int(batched.ingestRate)) notifications/s (p50 \(format(batched.p50)) ms, "
-            + "p99 \(format(batched.p99)) ms) verifier: \(Int(batched.verifyRate))/s ratio: "
-            + "\(format(batched.ingestRate / batched.verifyRate)) batch-1: \(Int(single.ingestRate))/s")
+}
+print(
+    "ingest \(arguments.storage): \(Int(result.ingestRate))/s processed, p99 \(format(result.p99)) ms; "
+        + "verifier alone: \(Int(result.verifyRate))/s; ratio: \(format(result.ingestRate / result.verifyRate))")
+
+/// Runs `body` with the base URLs of `count` server instances of `deployment`.
+func withInstances<Result: Sendable>(
+    _ count: Int, of deployment: SimulatedDeployment, urls: [String], _ body: ([String]) async throws -> Result
+) async throws -> Result {
+    guard urls.count < count else { return try await body(urls) }
+    return try await deployment.withAnotherInstance { url in
+        try await withInstances(count, of: deployment, urls: urls + [url], body)
+    }
 }
 
 func format(_ value: Double) -> String { String(format: "%.2f", value) }
@@ -66,7 +101,9 @@ struct IngestResult {
 
 struct IngestRun {
     let deployment: SimulatedDeployment
-    let storageName: String
+    /// The instances' base URLs; each notification goes to one of them at random, as a load
+    /// balancer would send it.
+    let instanceURLs: [String]
     let count: Int
     let concurrency: Int
 
@@ -81,7 +118,9 @@ struct IngestRun {
             try store.purchase(customer: customer, product: "coins.100", appAccountToken: token)
         }
         let payloads = store.notifications.suffix(count).map(\.signedPayload)
-        print("\(storageName): \(payloads.count) ONE_TIME_CHARGE notifications, concurrency \(concurrency)")
+        print(
+            "\(deployment.storage.backendName), \(instanceURLs.count) instance(s): \(payloads.count) ONE_TIME_CHARGE "
+                + "notifications, \(concurrency) at a time")
 
         // The verifier alone, as the server configures it.
         let verifier = try SignedDataVerifier(
@@ -95,11 +134,11 @@ struct IngestRun {
         let verifySeconds = seconds(ContinuousClock.now - verifyStart)
 
         // Ingest: POST each (200 = verified and durable), then wait until every one is processed.
-        let url = deployment.baseURL + "/v1/notifications/app-store"
+        let urls = instanceURLs.map { $0 + "/v1/notifications/app-store" }
         let latencies = LatencyLog()
         let ingestStart = ContinuousClock.now
         try await forEach(payloads) { payload in
-            var request = HTTPClientRequest(url: url)
+            var request = HTTPClientRequest(url: urls.randomElement() ?? urls[0])
             request.method = .POST
             request.headers.add(name: "Content-Type", value: "application/json")
             request.body = .bytes(ByteBuffer(string: #"{"signedPayload":"\#(payload)"}"#))
@@ -121,17 +160,14 @@ struct IngestRun {
         guard view.balances["coins"] == count * 100 else {
             throw BenchmarkError("expected \(count * 100) coins, found \(view.balances["coins"] ?? 0)")
         }
-        let ingestRate = Double(count) / processedSeconds
-        let verifyRate = Double(count) / verifySeconds
         let sorted = latencies.sorted
-        print(
-            "\(storageName): durable (all 200s) after \(format(durableSeconds)) s, processed after "
-                + "\(format(processedSeconds)) s; verifier alone \(format(verifySeconds)) s")
         let result = IngestResult(
-            ingestRate: ingestRate, verifyRate: verifyRate, p50: percentile(sorted, 0.5), p99: percentile(sorted, 0.99))
+            ingestRate: Double(count) / processedSeconds, verifyRate: Double(count) / verifySeconds,
+            p50: percentile(sorted, 0.5), p99: percentile(sorted, 0.99))
         print(
-            "\(storageName): \(Int(ingestRate)) notifications/s (p50 \(format(result.p50)) ms, "
-                + "p99 \(format(result.p99)) ms), verifier \(Int(verifyRate))/s")
+            "durable (all 200s) after \(format(durableSeconds)) s (\(Int(Double(count) / durableSeconds))/s), "
+                + "processed after \(format(processedSeconds)) s; POST p50 \(format(result.p50)) ms; "
+                + "verifier alone \(format(verifySeconds)) s")
         return result
     }
 
