@@ -179,7 +179,11 @@ public struct PurchaseRecorder: Sendable {
     /// credited (after refunds and reversals) and what the ledger already holds for it.
     /// A sandbox purchase that may not grant access here credits nothing.
     func reconcileCredits(of purchase: Purchase, in transaction: any StorageTransaction, at now: Date) async throws {
-        guard let customer = purchase.customerID, access.admits(purchase) else { return }
+        // Only a consumable's billing events credit anything: a subscription's need no reading.
+        let consumable =
+            purchase.kind == .consumable
+            || catalog.product(purchase.productID, in: purchase.key.store)?.kind == .consumable
+        guard consumable, let customer = purchase.customerID, access.admits(purchase) else { return }
         for record in try await transaction.transactions(of: purchase.key) {
             guard let product = catalog.product(record.fact.productID, in: purchase.key.store),
                 product.kind == .consumable, let balance = product.balance

@@ -108,8 +108,8 @@ final class SQLiteTransactionRunner: SQLTransactionRunner {
     }
 
     /// Sets the connection up: WAL so readers in other processes don't block the writer, full
-    /// sync so a committed notification survives a power cut, a busy timeout for other processes'
-    /// write locks, and foreign keys (off by default in SQLite).
+    /// sync so a committed notification survives a power cut, a larger page cache, a busy timeout
+    /// for other processes' write locks, and foreign keys (off by default in SQLite).
     func configure(path: String) async throws {
         do {
             let journal = try await database.raw("PRAGMA journal_mode = WAL").first()
@@ -120,6 +120,10 @@ final class SQLiteTransactionRunner: SQLTransactionRunner {
                     metadata: ["path": "\(path)", "journal_mode": "\(mode ?? "?")"])
             }
             try await database.raw("PRAGMA synchronous = FULL").run()
+            // SQLite's default page cache is 2 MB: beyond it every page a statement touches is a
+            // pread and a copy from the OS cache, which the ingest profile showed as ~15% of the
+            // CPU. 64 MiB keeps the inbox's and purchases' hot pages in the process.
+            try await database.raw("PRAGMA cache_size = -65536").run()
             try await database.raw("PRAGMA busy_timeout = 5000").run()
             try await database.raw("PRAGMA foreign_keys = ON").run()
         } catch {
