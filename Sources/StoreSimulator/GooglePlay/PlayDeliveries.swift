@@ -7,6 +7,8 @@ extension GooglePlaySimulation {
         var push: PlayPushSubscription
         var fault: PlayPushFault?
         var firstAttempt: Bool
+        /// Where this attempt goes: one of the subscription's endpoints.
+        var endpoint: String
     }
 
     /// Applies `faults` to the next RTDN messages created for apps with a push subscription, one
@@ -54,13 +56,16 @@ extension GooglePlaySimulation {
             }
             let body = PlayPushPoster.envelope(job.message, subscription: job.push.name)
             let bearer = token(for: job)
-            var status = await poster.post(body, to: job.push.endpoint, bearer: bearer)
+            var status = await poster.post(body, to: job.endpoint, bearer: bearer)
             if job.fault == .duplicate, job.firstAttempt {
-                let second = await poster.post(body, to: job.push.endpoint, bearer: bearer)
+                let second = await poster.post(body, to: job.endpoint, bearer: bearer)
                 if status.map(Self.acknowledges) != true { status = second }
             }
             let acknowledged = status.map(Self.acknowledges) ?? false
-            finish(job, PlayPushAttempt(date: date, httpStatus: status, acknowledged: acknowledged), dropped: false)
+            finish(
+                job,
+                PlayPushAttempt(date: date, httpStatus: status, acknowledged: acknowledged, endpoint: job.endpoint),
+                dropped: false)
         }
     }
 
@@ -87,9 +92,15 @@ extension GooglePlaySimulation {
             else { return nil }
             state.pushes[index].inFlight = true
             let record = state.pushes[index]
+            // Like Pub/Sub's push to a service behind several instances: any endpoint, except one
+            // that already failed to answer this message while another may.
+            let unanswered = Set(record.message.attempts.filter { $0.httpStatus == nil }.compactMap(\.endpoint))
+            let candidates = push.endpoints.filter { !unanswered.contains($0) }
+            let choices = candidates.isEmpty ? push.endpoints : candidates
+            let endpoint = choices[Int(state.endpointChoice.next() % UInt64(choices.count))]
             return PushJob(
                 index: index, message: record.message, push: push, fault: record.fault,
-                firstAttempt: record.message.attempts.isEmpty)
+                firstAttempt: record.message.attempts.isEmpty, endpoint: endpoint)
         }
     }
 
