@@ -31,8 +31,9 @@ public struct QuotaLimits: Hashable, Sendable {
     /// at once with ``QuotaExhausted`` instead of hanging.
     public var maxWait: Duration
 
-    public init(buckets: [QuotaBucket: [QuotaLimit]] = [:], overall: [QuotaLimit] = [], maxWait: Duration = .seconds(60))
-    {
+    public init(
+        buckets: [QuotaBucket: [QuotaLimit]] = [:], overall: [QuotaLimit] = [], maxWait: Duration = .seconds(60)
+    ) {
         self.buckets = buckets
         self.overall = overall
         self.maxWait = maxWait

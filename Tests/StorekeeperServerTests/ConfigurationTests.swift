@@ -200,7 +200,8 @@ import Testing
 
         let broken = try folder.write(
             Self.valid.replacingOccurrences(
-                of: #""server": {"port": 9090},"#, with: #""server": {"port": 9090}, "quotas": {"appStore": {"overall": "fast"}},"#))
+                of: #""server": {"port": 9090},"#,
+                with: #""server": {"port": 9090}, "quotas": {"appStore": {"overall": "fast"}},"#))
         do {
             _ = try await ConfigurationLoader.load(
                 path: broken, environment: ["API_KEYS_APP_SECRET": "read-only-secret-0123456789"])

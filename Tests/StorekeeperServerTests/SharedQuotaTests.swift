@@ -93,7 +93,9 @@ final class SettableWallClock: WallClock {
         try await withTwoStorages(backend) { storages in
             let limits = QuotaLimits(
                 buckets: [:], overall: [QuotaLimit(requests: 10, per: .seconds(3600))], maxWait: .seconds(5))
-            let instances = storages.map { SharedQuota(scope: "app-store:race:Production", limits: limits, storage: $0) }
+            let instances = storages.map {
+                SharedQuota(scope: "app-store:race:Production", limits: limits, storage: $0)
+            }
             let bucket = QuotaBucket.appStoreServerAPI
             for index in 0..<7 { try await instances[index % 2].acquire(bucket) }
             let admitted = try await withThrowingTaskGroup(of: Bool.self) { group in

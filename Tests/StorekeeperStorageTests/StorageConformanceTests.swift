@@ -1002,7 +1002,9 @@ import Testing
                 try await $0.quotaAdmissions(scope: "google-play:p", after: 0, since: at(2_000))
             }
             #expect(recent.map(\.id) == [ids[2]], "only admissions after `since`")
-            try await storage.transaction { try await $0.pruneQuotaAdmissions(scope: "google-play:p", through: at(2_000)) }
+            try await storage.transaction {
+                try await $0.pruneQuotaAdmissions(scope: "google-play:p", through: at(2_000))
+            }
             let kept = try await storage.transaction {
                 try await $0.quotaAdmissions(scope: "google-play:p", after: 0, since: at(0))
             }

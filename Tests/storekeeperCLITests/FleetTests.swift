@@ -20,8 +20,9 @@ import Testing
     static let apiKey = "sk_test_fleet_0123456789abcdef"
     static let customers = ["dora", "eli"]
     static let purchases = 30
-    /// Where the burst kills an instance.
-    static let killAfter = 10
+    /// Where the burst kills an instance: two thirds in, when both instances have been
+    /// processing against the shared quota for a while.
+    static let killAfter = 20
 
     /// The quota both instances share: small, so the burst runs into it.
     static let window: TimeInterval = 2
@@ -66,7 +67,7 @@ import Testing
         let simulatorConfiguration = StoreSimulator.Configuration(
             rate: 1, directory: directory,
             googlePlay: GooglePlaySimulation.Configuration(
-                seed: 18, minimumBackoff: 0.2, maximumBackoff: 0.5, deliverySeed: 42))
+                seed: 18, minimumBackoff: 0.2, maximumBackoff: 0.5, deliveryTimeout: .seconds(1), deliverySeed: 42))
         return try await StoreSimulator.withRunning(configuration: simulatorConfiguration) { simulator, endpoints in
             let configPath = try prepare(
                 simulator, endpoints: endpoints, directory: directory, storageURL: storageURL, quotas: quotas)
@@ -106,14 +107,18 @@ import Testing
                         packageName: packageName, productId: "gems", quantity: 1 + index % 3, options: options)
                 }
                 if kill, index == killAfter {
+                    // Both instances took deliveries and worked against the quota before one dies.
+                    try await waitUntil(timeout: 30) {
+                        play.pushes.filter { !$0.attempts.isEmpty }.count >= killAfter / 2
+                    }
                     let holder = try #require(catchUpCalls().last.flatMap { instance(of: $0) })
                     let victim = try #require(Int(holder.dropFirst()))
                     let server = servers[victim]
                     #expect(try await server.stop(signal: SIGKILL, timeout: 10), "SIGKILL did not end the server")
                     killed = (holder, .now)
                 }
-                // Paced like a burst of real purchases, so the kill falls in its middle.
-                try await Task.sleep(for: .milliseconds(20))
+                // Paced so that deliveries and processing overlap on both instances before the kill.
+                try await Task.sleep(for: .milliseconds(150))
             }
 
             // Every push acknowledged (the ones that met the dead instance redelivered to the live one)…
@@ -145,7 +150,7 @@ import Testing
                 }
                 for job in ["catch-up", "acknowledgement sweep"] {
                     let calls = play.apiRequests.filter { $0.userAgent?.contains("job \(job)") == true }
-                    expectOneInstanceAtATime(calls, job: job, killed: killed)
+                    expectOneInstanceAtATime(calls, job: job, killed: killed, mustMove: job == "catch-up")
                 }
                 expectWithinQuota(play.apiRequests)
             }
@@ -169,9 +174,10 @@ import Testing
     /// changes at most once, and never back.
     static func expectOneInstanceAtATime(
         _ calls: [GooglePlaySimulation.APIRequest], job: String,
-        killed: (instance: String, at: ContinuousClock.Instant)
+        killed: (instance: String, at: ContinuousClock.Instant), mustMove: Bool
     ) {
         let sequence = calls.compactMap { instance(of: $0) }
+        if mustMove { #expect(Set(sequence).count == 2, "\(job) did not move from the killed instance") }
         #expect(sequence.count == calls.count, "every \(job) call names its instance")
         var runs: [String] = []
         for name in sequence where runs.last != name { runs.append(name) }

@@ -132,7 +132,8 @@ import Testing
         let first = try CLI.run(["migrate", "--config", workspace.configPath])
         #expect(first.status == 0, "\(first.standardError)")
         #expect(
-            first.standardOutput == "sqlite://\(workspace.databasePath): schema version 0 -> 5 (applied 1, 2, 3, 4, 5)\n")
+            first.standardOutput
+                == "sqlite://\(workspace.databasePath): schema version 0 -> 5 (applied 1, 2, 3, 4, 5)\n")
         let again = try CLI.run(["migrate", "--storage", "sqlite://\(workspace.databasePath)"])
         #expect(again.status == 0)
         #expect(again.standardOutput == "sqlite://\(workspace.databasePath): schema version 5 -> 5 (up to date)\n")

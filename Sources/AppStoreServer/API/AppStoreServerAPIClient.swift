@@ -29,7 +29,8 @@ public struct AppStoreServerAPIClient: Sendable {
 
         public init(
             baseURL: String, retryPolicy: RetryPolicy = RetryPolicy(), rateLimiter: RateLimiter? = nil,
-            quota: (any RequestQuota)? = nil, requestTimeout: TimeAmount = .seconds(30), maxResponseBytes: Int = 8 * 1024 * 1024
+            quota: (any RequestQuota)? = nil, requestTimeout: TimeAmount = .seconds(30),
+            maxResponseBytes: Int = 8 * 1024 * 1024
         ) {
             self.baseURL = baseURL
             self.retryPolicy = retryPolicy

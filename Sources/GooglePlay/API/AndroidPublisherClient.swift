@@ -29,7 +29,8 @@ public struct AndroidPublisherClient: Sendable {
 
         public init(
             baseURL: String = Configuration.googleBaseURL, retryPolicy: RetryPolicy = RetryPolicy(),
-            quota: (any RequestQuota)? = QuotaLimiter(limits: .googleDefaults), requestTimeout: TimeAmount = .seconds(30),
+            quota: (any RequestQuota)? = QuotaLimiter(limits: .googleDefaults),
+            requestTimeout: TimeAmount = .seconds(30),
             maxResponseBytes: Int = 4 * 1024 * 1024, userAgent: String? = nil
         ) {
             self.userAgent = userAgent

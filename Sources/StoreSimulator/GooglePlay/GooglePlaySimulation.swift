@@ -37,6 +37,9 @@ public final class GooglePlaySimulation: Sendable {
         public var pollInterval: Duration
         /// Seeds the choice among a push subscription's several endpoints.
         public var deliverySeed: UInt64
+        /// How long (simulated time) an endpoint that did not answer is passed over while another
+        /// endpoint of the subscription may answer, as a load balancer takes out a dead instance.
+        public var unansweredEndpointHold: TimeInterval
 
         /// The defaults mirror Google's behaviour.
         public init(
@@ -44,9 +47,11 @@ public final class GooglePlaySimulation: Sendable {
             expiredPurchaseRetention: TimeInterval = 60 * 86_400, minimumBackoff: TimeInterval = 10,
             maximumBackoff: TimeInterval = 600, maxDeliveryAttempts: Int? = nil,
             messageRetention: TimeInterval = 7 * 86_400, deliveryTimeout: Duration = .seconds(5),
-            pollInterval: Duration = .milliseconds(20), deliverySeed: UInt64 = 1
+            pollInterval: Duration = .milliseconds(20), deliverySeed: UInt64 = 1,
+            unansweredEndpointHold: TimeInterval = 60
         ) {
             self.deliverySeed = deliverySeed
+            self.unansweredEndpointHold = unansweredEndpointHold
             self.seed = seed
             self.acknowledgementWindow = acknowledgementWindow
             self.expiredPurchaseRetention = expiredPurchaseRetention
@@ -122,6 +127,8 @@ public final class GooglePlaySimulation: Sendable {
         var acknowledgementWindow: TimeInterval
         /// Chooses among a push subscription's endpoints.
         var endpointChoice: SeededRandom
+        /// When each endpoint last failed to answer (cleared when it answers).
+        var unansweredEndpoints: [String: Date] = [:]
     }
 
     /// The clock lifecycles run on.

@@ -86,16 +86,22 @@ extension GooglePlaySimulation {
 
     private func takePush() -> PushJob? {
         let now = clock.now()
+        let configuration = configuration
         return state.withLock { state in
             guard !state.pushes.contains(where: \.inFlight), let index = state.nextPush(now: now),
                 let push = state.pushes[index].push
             else { return nil }
             state.pushes[index].inFlight = true
             let record = state.pushes[index]
-            // Like Pub/Sub's push to a service behind several instances: any endpoint, except one
-            // that already failed to answer this message while another may.
+            // Like Pub/Sub pushing to a service behind a load balancer: any endpoint, except one that
+            // did not answer this message, or any message lately, while another may.
             let unanswered = Set(record.message.attempts.filter { $0.httpStatus == nil }.compactMap(\.endpoint))
-            let candidates = push.endpoints.filter { !unanswered.contains($0) }
+            let hold = configuration.unansweredEndpointHold
+            let candidates = push.endpoints.filter { endpoint in
+                guard !unanswered.contains(endpoint) else { return false }
+                guard let silent = state.unansweredEndpoints[endpoint] else { return true }
+                return now.timeIntervalSince(silent) >= hold
+            }
             let choices = candidates.isEmpty ? push.endpoints : candidates
             let endpoint = choices[Int(state.endpointChoice.next() % UInt64(choices.count))]
             return PushJob(
@@ -131,6 +137,13 @@ extension GooglePlaySimulation {
             }
             state.pushes[job.index].message = message
             state.pushes[job.index].inFlight = false
+            if !dropped {
+                if attempt.httpStatus == nil {
+                    state.unansweredEndpoints[job.endpoint] = attempt.date
+                } else {
+                    state.unansweredEndpoints[job.endpoint] = nil
+                }
+            }
         }
     }
 }
