@@ -63,7 +63,7 @@ public final class SharedQuota: RequestQuota {
             try await transaction.lockQuotaScope(scope)
             // Read after the lock: waiting for it may have taken a while.
             let now = clock.now()
-            let nowOffset = Self.offset(of: now)
+            let nowOffset = Self.offset(of: now, roundingUp: true)
             let horizon = Self.date(at: nowOffset - longest)
             let lastID = seen.withLock { $0.lastID }
             let recorded = try await transaction.quotaAdmissions(scope: scope, after: lastID, since: horizon)
@@ -91,9 +91,11 @@ public final class SharedQuota: RequestQuota {
         return turn
     }
 
-    /// A date as a duration since 1970, in whole milliseconds (as stored).
-    static func offset(of date: Date) -> Duration {
-        .milliseconds(Int64((date.timeIntervalSince1970 * 1000).rounded(.down)))
+    /// A date as a duration since 1970, in whole milliseconds (as stored): a stored time to the
+    /// nearest (it is a whole millisecond already), now rounded up (a turn is never before now).
+    static func offset(of date: Date, roundingUp: Bool = false) -> Duration {
+        let milliseconds = date.timeIntervalSince1970 * 1000
+        return .milliseconds(Int64(roundingUp ? milliseconds.rounded(.up) : milliseconds.rounded()))
     }
 
     static func date(at offset: Duration) -> Date {
