@@ -40,7 +40,7 @@ let package = Package(
         .package(url: "https://github.com/swift-server/swift-prometheus.git", from: "2.4.1"),
     ],
     targets: [
-        // Primitives shared by the store modules (clock, base64url, retry policy, paging, check failures).
+        // Primitives shared by the store modules (clock, base64url, retry policy, paging, check failures, quotas).
         .target(name: "StoreCore", swiftSettings: strictSwift6),
         // Store modules: wire formats and APIs of one store each; they know nothing of the domain.
         .target(

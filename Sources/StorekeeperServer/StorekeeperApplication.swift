@@ -26,11 +26,14 @@ public final class StorekeeperApplication: Sendable {
     /// Catches up on what the stores failed to deliver (run by ``backgroundServices``; callable
     /// directly, e.g. by tests on a simulated clock).
     public let recovery: MissedNotificationRecovery
+    /// This instance's name among those sharing the database (``HTTPSettings/instance``).
+    public let instance: String
     let logger: Logger
 
     public init(
         configuration: StorekeeperConfiguration, storage: any Storage, clock: any WallClock = SystemWallClock(),
-        httpClient: HTTPClient = .shared, logger: Logger = Logger(label: "storekeeper")
+        httpClient: HTTPClient = .shared, logger: Logger = Logger(label: "storekeeper"),
+        quotaClock: any WallClock = SystemWallClock()
     ) throws {
         self.configuration = configuration
         self.storage = storage
@@ -38,13 +41,21 @@ public final class StorekeeperApplication: Sendable {
         let metrics = ServerMetrics()
         self.metrics = metrics
         let catalog = configuration.catalog
+        let instance = configuration.server.instance ?? UUID().uuidString
+        self.instance = instance
+        // Store quotas are counted in PostgreSQL, where several instances may share the database and
+        // must keep within them together; a SQLite database has one process, which counts alone.
+        let quotas: StoreQuotas =
+            storage.backendName == "postgresql" ? .shared(storage: storage, clock: quotaClock) : .inProcess
         let stores = StoreAdapters([
             AppStoreAdapter(
-                apps: try AppStoreApps(configuration: configuration, clock: clock, httpClient: httpClient),
+                apps: try AppStoreApps(
+                    configuration: configuration, clock: clock, httpClient: httpClient, quotas: quotas),
                 catalog: catalog, policies: configuration.policies, clock: clock, logger: logger),
             GooglePlayAdapter(
                 apps: try GooglePlayApps(
-                    configuration: configuration, clock: clock, httpClient: httpClient, logger: logger),
+                    configuration: configuration, clock: clock, httpClient: httpClient, logger: logger,
+                    quotas: quotas, userAgent: "storekeeper (instance \(instance))"),
                 catalog: catalog, storage: storage, clock: clock, logger: logger),
         ])
         self.stores = stores
@@ -63,9 +74,10 @@ public final class StorekeeperApplication: Sendable {
         worker = NotificationWorker(inbox: inbox, interval: configuration.processing.pollInterval, logger: logger)
         // Background jobs run on one instance at a time among those sharing the database: the one
         // holding the job's lease, renewed every round and taken over once a dead holder's runs out.
-        let instance = UUID().uuidString
+        let jobLease = configuration.processing.jobLease
         func lease(_ name: String, every interval: TimeInterval) -> JobLease {
-            JobLease(name: name, holder: instance, duration: 2 * interval + 60, storage: storage, clock: clock)
+            JobLease(
+                name: name, holder: instance, duration: jobLease ?? (2 * interval + 60), storage: storage, clock: clock)
         }
         let sweepInterval = configuration.processing.acknowledgementSweepInterval
         sweeper = PeriodicService(

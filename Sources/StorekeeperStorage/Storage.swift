@@ -131,6 +131,20 @@ public protocol StorageTransaction: Sendable {
     /// Gives the lease up (on shutdown), so another instance can take the job at once.
     func releaseJobLease(_ name: String, holder: String) async throws
 
+    // MARK: Shared quotas
+
+    /// Holds the quota `scope` for this transaction, so that instances admitting calls against one
+    /// store quota take turns (reading what was admitted, then recording their own). Released when
+    /// the transaction ends.
+    func lockQuotaScope(_ scope: String) async throws
+    /// The calls admitted in `scope` whose id is above `afterID` and whose time is after `since`,
+    /// in the order recorded.
+    func quotaAdmissions(scope: String, after afterID: Int, since: Date) async throws -> [QuotaAdmission]
+    /// Records a call admitted in `scope` and `bucket` to go at `time`; returns its id.
+    func recordQuotaAdmission(scope: String, bucket: String, at time: Date) async throws -> Int
+    /// Deletes the calls of `scope` admitted at or before `horizon` (they count against nothing).
+    func pruneQuotaAdmissions(scope: String, through horizon: Date) async throws
+
     /// A named position kept between runs (e.g. the last notification-history date fetched).
     func cursor(_ name: String) async throws -> String?
     func setCursor(_ name: String, to value: String) async throws
@@ -174,4 +188,18 @@ public struct StorageError: Error, Sendable, CustomStringConvertible {
     }
 
     public var description: String { "storage \(reason.rawValue): \(detail)" }
+}
+
+/// A call admitted against a shared store quota: its id (growing in the order admitted within a
+/// scope), its bucket and when it goes.
+public struct QuotaAdmission: Sendable, Hashable {
+    public var id: Int
+    public var bucket: String
+    public var time: Date
+
+    public init(id: Int, bucket: String, time: Date) {
+        self.id = id
+        self.bucket = bucket
+        self.time = time
+    }
 }

@@ -24,7 +24,7 @@ import Testing
     static let quickRetries = RetryPolicy(maxAttempts: 3, initialBackoff: 0.01, maxBackoff: 0.05, budget: 5)
 
     func withClient(
-        quota: QuotaLimiter? = nil, retryPolicy: RetryPolicy = quickRetries,
+        quota: (any RequestQuota)? = nil, retryPolicy: RetryPolicy = quickRetries,
         _ body: (Context) async throws -> Void
     ) async throws {
         try await StoreSimulator.withRunning(configuration: .init(start: Self.start, rate: 0)) { simulator, endpoints in

@@ -51,9 +51,8 @@ final class JumpingClock: Clock, Sendable {
         let limiter = QuotaLimiter(limits: limits, clock: clock)
         for _ in 0..<3 { try await limiter.acquire(.voidedPurchases) }
         #expect(clock.now.offset == .seconds(1), "the third waited for the one-second window")
-        let error = await #expect(throws: AndroidPublisherError.self) { try await limiter.acquire(.voidedPurchases) }
-        #expect(error?.reason == .quotaExhausted)
-        #expect(error?.isRetryable == false)
+        let error = await #expect(throws: QuotaExhausted.self) { try await limiter.acquire(.voidedPurchases) }
+        #expect(error?.bucket == .voidedPurchases)
         #expect(clock.now.offset == .seconds(1), "a refused call does not wait")
         clock.advance(by: .seconds(86_400))
         try await limiter.acquire(.voidedPurchases)

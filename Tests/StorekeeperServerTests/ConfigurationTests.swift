@@ -1,5 +1,6 @@
 import Crypto
 import Foundation
+import GooglePlay
 import StoreSimulator
 import Storekeeper
 import StorekeeperServer
@@ -163,6 +164,50 @@ import Testing
             Issue.record("a missing file loaded")
         } catch let error as ConfigurationError {
             #expect(error.problems.count == 1)
+        }
+    }
+
+    /// Store quotas: Google's defaults unless set; a bucket's limits replaced by a list of
+    /// "requests/seconds" limits (or none); environment variables override them like any key.
+    @Test func quotasAreConfigurable() async throws {
+        let folder = try Folder()
+        defer { folder.remove() }
+        let json = Self.valid.replacingOccurrences(
+            of: #""server": {"port": 9090},"#,
+            with: #"""
+                "server": {"port": 9090, "instance": "east-1"},
+                "quotas": {"googlePlay": {"voidedPurchases": "3/2s, 100/86400s", "orders": "none", "maxWait": 5},
+                           "appStore": {"overall": "50/1s"}},
+                """#
+        ).replacingOccurrences(of: #""processing": {"catchUp""#, with: #""processing": {"jobLease": 30, "catchUp""#)
+        let path = try folder.write(json)
+        let configuration = try await ConfigurationLoader.load(
+            path: path,
+            environment: [
+                "QUOTAS_GOOGLE_PLAY_OVERALL": "1000/60s", "API_KEYS_APP_SECRET": "read-only-secret-0123456789",
+            ])
+        let google = configuration.quotas.googlePlay
+        #expect(
+            google.buckets[.voidedPurchases]
+                == [QuotaLimit(requests: 3, per: .seconds(2)), QuotaLimit(requests: 100, per: .seconds(86_400))])
+        #expect(google.buckets[.orders] == [])
+        #expect(google.buckets[.subscriptions] == QuotaLimits.googleDefaults.buckets[.subscriptions])
+        #expect(google.overall == [QuotaLimit(requests: 1000, per: .seconds(60))])
+        #expect(google.maxWait == .seconds(5))
+        #expect(configuration.quotas.appStore.overall == [QuotaLimit(requests: 50, per: .seconds(1))])
+        #expect(configuration.server.instance == "east-1")
+        #expect(configuration.processing.jobLease == 30)
+
+        let broken = try folder.write(
+            Self.valid.replacingOccurrences(
+                of: #""server": {"port": 9090},"#,
+                with: #""server": {"port": 9090}, "quotas": {"appStore": {"overall": "fast"}},"#))
+        do {
+            _ = try await ConfigurationLoader.load(
+                path: broken, environment: ["API_KEYS_APP_SECRET": "read-only-secret-0123456789"])
+            Issue.record("a quota that is not a list of limits loaded")
+        } catch let error as ConfigurationError {
+            #expect(error.problems.map(\.path) == ["quotas.appStore.overall"])
         }
     }
 }

@@ -971,6 +971,51 @@ import Testing
         }
     }
 
+    /// Quota admissions: recorded with growing ids, read by scope after an id and a time, pruned by
+    /// time; scopes apart.
+    @Test(arguments: Backend.available)
+    func quotaAdmissionsAreReadAfterTheLastSeenId(backend: Backend) async throws {
+        try await TestDatabase.withFresh(backend) { storage, _ async throws in
+            let ids = try await storage.transaction { transaction in
+                try await transaction.lockQuotaScope("google-play:p")
+                var ids: [Int] = []
+                for (bucket, time) in [("subscriptions", 1_000), ("orders", 2_000), ("subscriptions", 3_000)] {
+                    ids.append(
+                        try await transaction.recordQuotaAdmission(
+                            scope: "google-play:p", bucket: bucket, at: at(Int64(time))))
+                }
+                _ = try await transaction.recordQuotaAdmission(scope: "google-play:q", bucket: "orders", at: at(1_500))
+                return ids
+            }
+            #expect(ids == ids.sorted() && Set(ids).count == 3)
+            let all = try await storage.transaction {
+                try await $0.quotaAdmissions(scope: "google-play:p", after: 0, since: at(0))
+            }
+            #expect(all.map(\.id) == ids)
+            #expect(all.map(\.bucket) == ["subscriptions", "orders", "subscriptions"])
+            #expect(all.map(\.time) == [at(1_000), at(2_000), at(3_000)])
+            let newer = try await storage.transaction {
+                try await $0.quotaAdmissions(scope: "google-play:p", after: ids[0], since: at(0))
+            }
+            #expect(newer.map(\.id) == Array(ids[1...]))
+            let recent = try await storage.transaction {
+                try await $0.quotaAdmissions(scope: "google-play:p", after: 0, since: at(2_000))
+            }
+            #expect(recent.map(\.id) == [ids[2]], "only admissions after `since`")
+            try await storage.transaction {
+                try await $0.pruneQuotaAdmissions(scope: "google-play:p", through: at(2_000))
+            }
+            let kept = try await storage.transaction {
+                try await $0.quotaAdmissions(scope: "google-play:p", after: 0, since: at(0))
+            }
+            #expect(kept.map(\.id) == [ids[2]])
+            let other = try await storage.transaction {
+                try await $0.quotaAdmissions(scope: "google-play:q", after: 0, since: at(0))
+            }
+            #expect(other.count == 1, "another scope is neither read nor pruned")
+        }
+    }
+
     /// A purchase saved without an app (a placeholder) never erases one already recorded.
     @Test(arguments: Backend.available)
     func aRecordedAppIsKept(backend: Backend) async throws {

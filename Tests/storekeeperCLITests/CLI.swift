@@ -95,16 +95,24 @@ final class ServerProcess: Sendable {
 
     /// Starts `storekeeper serve --config CONFIG --host 127.0.0.1 --port PORT` and waits (up to
     /// 60 s) for its "listening on" line.
-    static func start(config: String, port: Int = 0) async throws -> ServerProcess {
-        try await start(arguments: ["serve", "--config", config, "--host", "127.0.0.1", "--port", String(port)])
+    static func start(
+        config: String, port: Int = 0, environment: [String: String] = [:]
+    ) async throws -> ServerProcess {
+        try await start(
+            arguments: ["serve", "--config", config, "--host", "127.0.0.1", "--port", String(port)],
+            environment: environment)
     }
 
-    /// Starts `storekeeper ARGUMENTS` and waits (up to 60 s) for its "listening on" line.
-    static func start(arguments: [String]) async throws -> ServerProcess {
+    /// Starts `storekeeper ARGUMENTS` (with `environment` added to this process's) and waits (up to
+    /// 60 s) for its "listening on" line.
+    static func start(arguments: [String], environment: [String: String] = [:]) async throws -> ServerProcess {
         guard let executable = CLI.executable else { throw CLI.MissingExecutable() }
         let process = Process()
         process.executableURL = executable
         process.arguments = arguments
+        if !environment.isEmpty {
+            process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
+        }
         let outputPipe = Pipe()
         process.standardOutput = outputPipe
         let errorPipe = Pipe()

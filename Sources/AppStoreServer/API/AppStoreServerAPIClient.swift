@@ -18,6 +18,10 @@ public struct AppStoreServerAPIClient: Sendable {
         public var retryPolicy: RetryPolicy
         /// Optional client-side limit (Apple's limits are per endpoint and per hour).
         public var rateLimiter: RateLimiter?
+        /// Optional quota asked right before each request goes out (bucket
+        /// ``StoreCore/QuotaBucket/appStoreServerAPI``); a server with several instances passes
+        /// one counted in its database, per app.
+        public var quota: (any RequestQuota)?
         /// Timeout of one attempt.
         public var requestTimeout: TimeAmount
         /// The largest response body accepted.
@@ -25,11 +29,13 @@ public struct AppStoreServerAPIClient: Sendable {
 
         public init(
             baseURL: String, retryPolicy: RetryPolicy = RetryPolicy(), rateLimiter: RateLimiter? = nil,
-            requestTimeout: TimeAmount = .seconds(30), maxResponseBytes: Int = 8 * 1024 * 1024
+            quota: (any RequestQuota)? = nil, requestTimeout: TimeAmount = .seconds(30),
+            maxResponseBytes: Int = 8 * 1024 * 1024
         ) {
             self.baseURL = baseURL
             self.retryPolicy = retryPolicy
             self.rateLimiter = rateLimiter
+            self.quota = quota
             self.requestTimeout = requestTimeout
             self.maxResponseBytes = maxResponseBytes
         }
@@ -316,6 +322,9 @@ public struct AppStoreServerAPIClient: Sendable {
                         retryAfter: headers.first(name: "Retry-After").flatMap(Double.init), attempts: attempt))
             } catch let error as AppStoreServerAPIError {
                 throw error
+            } catch let error as QuotaExhausted {
+                // The quota's own refusal: nothing was sent.
+                throw AppStoreServerAPIError(httpStatus: nil, code: nil, message: error.description, isRetryable: false)
             } catch is CancellationError {
                 throw CancellationError()
             } catch {
@@ -330,6 +339,7 @@ public struct AppStoreServerAPIClient: Sendable {
     private func attemptOnce(
         _ method: HTTPMethod, url: String, body: Data?
     ) async throws -> (status: Int, headers: HTTPHeaders, body: Data) {
+        try await configuration.quota?.acquire(.appStoreServerAPI)
         var request = HTTPClientRequest(url: url)
         request.method = method
         let token: String
@@ -403,4 +413,10 @@ extension Optional {
         guard let self else { return nil }
         return try await transform(self)
     }
+}
+
+extension QuotaBucket {
+    /// Every call to the App Store Server API (Apple publishes its limits per app, per endpoint and
+    /// per hour; a deployment counts them all together, as one bucket).
+    public static let appStoreServerAPI = Self(rawValue: "app-store-server-api")
 }

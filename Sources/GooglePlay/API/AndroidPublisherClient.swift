@@ -7,7 +7,7 @@ import NIOHTTP1
 /// purchase server needs, on AsyncHTTPClient, authorized as a service account.
 ///
 /// Every call goes through three guards: the ``ServiceAccountTokenProvider`` (a cached token; on
-/// a 401 one refresh and one more try), the ``QuotaLimiter`` right before each request goes out
+/// a 401 one refresh and one more try), the ``RequestQuota`` right before each request goes out
 /// (so no more than the configured rate reaches Google, 401 retries included), and the ``RetryPolicy`` (429, 5xx and transport failures are retried
 /// with backoff, honouring `Retry-After`). A 410 — or a purchase Google calls "no longer
 /// available" — is the terminal ``AndroidPublisherError/Reason/gone`` and is never retried.
@@ -17,18 +17,23 @@ public struct AndroidPublisherClient: Sendable {
         /// `https://androidpublisher.googleapis.com`, or the store simulator's base URL.
         public var baseURL: String
         public var retryPolicy: RetryPolicy
-        /// Client-side quota per bucket; nil sends without limit.
-        public var quota: QuotaLimiter?
+        /// Client-side quota per bucket, asked right before each request; nil sends without limit.
+        /// A server with several instances passes one counted in its database.
+        public var quota: (any RequestQuota)?
         /// Timeout of one attempt.
         public var requestTimeout: TimeAmount
         /// The largest response body accepted.
         public var maxResponseBytes: Int
+        /// Sent as `User-Agent`, with the calling job appended (``StoreCallOrigin``).
+        public var userAgent: String?
 
         public init(
             baseURL: String = Configuration.googleBaseURL, retryPolicy: RetryPolicy = RetryPolicy(),
-            quota: QuotaLimiter? = QuotaLimiter(), requestTimeout: TimeAmount = .seconds(30),
-            maxResponseBytes: Int = 4 * 1024 * 1024
+            quota: (any RequestQuota)? = QuotaLimiter(limits: .googleDefaults),
+            requestTimeout: TimeAmount = .seconds(30),
+            maxResponseBytes: Int = 4 * 1024 * 1024, userAgent: String? = nil
         ) {
+            self.userAgent = userAgent
             self.baseURL = baseURL
             self.retryPolicy = retryPolicy
             self.quota = quota
@@ -214,6 +219,9 @@ public struct AndroidPublisherClient: Sendable {
         var request = HTTPClientRequest(url: url)
         request.method = method
         request.headers.add(name: "Accept", value: "application/json")
+        if let userAgent = configuration.userAgent {
+            request.headers.add(name: "User-Agent", value: StoreCallOrigin.userAgent(userAgent))
+        }
         if let body {
             let bytes = try JSONEncoder().encode(body)
             request.headers.add(name: "Content-Type", value: "application/json")
@@ -243,8 +251,9 @@ public struct AndroidPublisherClient: Sendable {
                         isRetryable: error.isRetryable))
             } catch is CancellationError {
                 throw CancellationError()
-            } catch let error as AndroidPublisherError {
-                throw error  // the quota's own refusal (quota-exhausted): nothing was sent
+            } catch let error as QuotaExhausted {
+                // The quota's own refusal: nothing was sent.
+                throw AndroidPublisherError(.quotaExhausted, error.description)
             } catch {
                 return .failure(
                     AndroidPublisherError(.transportFailure, "\(method.rawValue) \(path): \(error)", attempts: attempt))

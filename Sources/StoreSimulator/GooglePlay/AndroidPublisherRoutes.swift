@@ -218,14 +218,18 @@ struct PlayRequestLogMiddleware<Context: RequestContext>: RouterMiddleware {
     ) async throws -> Response {
         let arrival = ContinuousClock.now
         let path = request.uri.path
+        let userAgent = request.headers[.userAgent]
         do {
             let response = try await next(request, context)
             googlePlay.logRequest(
-                method: request.method.rawValue, path: path, status: Int(response.status.code), arrival: arrival)
+                method: request.method.rawValue, path: path, status: Int(response.status.code), arrival: arrival,
+                userAgent: userAgent)
             return response
         } catch {
             let status = (error as? any HTTPResponseError)?.status.code ?? 500
-            googlePlay.logRequest(method: request.method.rawValue, path: path, status: Int(status), arrival: arrival)
+            googlePlay.logRequest(
+                method: request.method.rawValue, path: path, status: Int(status), arrival: arrival,
+                userAgent: userAgent)
             throw error
         }
     }
@@ -243,10 +247,12 @@ extension GooglePlaySimulation {
         return "other"
     }
 
-    func logRequest(method: String, path: String, status: Int, arrival: ContinuousClock.Instant) {
+    func logRequest(
+        method: String, path: String, status: Int, arrival: ContinuousClock.Instant, userAgent: String? = nil
+    ) {
         let entry = APIRequest(
             method: method, path: path, bucket: Self.quotaBucket(forPath: path), status: status, arrival: arrival,
-            simulatedDate: clock.now())
+            simulatedDate: clock.now(), userAgent: userAgent)
         state.withLock { $0.apiRequests.append(entry) }
     }
 }

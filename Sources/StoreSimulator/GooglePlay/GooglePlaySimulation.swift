@@ -35,6 +35,11 @@ public final class GooglePlaySimulation: Sendable {
         public var deliveryTimeout: Duration
         /// How often the background loop checks for due events and pushes (real time).
         public var pollInterval: Duration
+        /// Seeds the choice among a push subscription's several endpoints.
+        public var deliverySeed: UInt64
+        /// How long (simulated time) an endpoint that did not answer is passed over while another
+        /// endpoint of the subscription may answer, as a load balancer takes out a dead instance.
+        public var unansweredEndpointHold: TimeInterval
 
         /// The defaults mirror Google's behaviour.
         public init(
@@ -42,8 +47,11 @@ public final class GooglePlaySimulation: Sendable {
             expiredPurchaseRetention: TimeInterval = 60 * 86_400, minimumBackoff: TimeInterval = 10,
             maximumBackoff: TimeInterval = 600, maxDeliveryAttempts: Int? = nil,
             messageRetention: TimeInterval = 7 * 86_400, deliveryTimeout: Duration = .seconds(5),
-            pollInterval: Duration = .milliseconds(20)
+            pollInterval: Duration = .milliseconds(20), deliverySeed: UInt64 = 1,
+            unansweredEndpointHold: TimeInterval = 60
         ) {
+            self.deliverySeed = deliverySeed
+            self.unansweredEndpointHold = unansweredEndpointHold
             self.seed = seed
             self.acknowledgementWindow = acknowledgementWindow
             self.expiredPurchaseRetention = expiredPurchaseRetention
@@ -98,6 +106,8 @@ public final class GooglePlaySimulation: Sendable {
         public var arrival: ContinuousClock.Instant
         /// When it arrived, on the simulated clock.
         public var simulatedDate: Date
+        /// The `User-Agent` it came with (a Storekeeper instance names itself, and the job calling).
+        public var userAgent: String?
     }
 
     struct State: Sendable {
@@ -115,6 +125,10 @@ public final class GooglePlaySimulation: Sendable {
         var apiRequests: [APIRequest] = []
         var ids: PlayIdentifiers
         var acknowledgementWindow: TimeInterval
+        /// Chooses among a push subscription's endpoints.
+        var endpointChoice: SeededRandom
+        /// When each endpoint last failed to answer (cleared when it answers).
+        var unansweredEndpoints: [String: Date] = [:]
     }
 
     /// The clock lifecycles run on.
@@ -135,7 +149,8 @@ public final class GooglePlaySimulation: Sendable {
         self.state = Mutex(
             State(
                 ids: PlayIdentifiers(seed: configuration.seed),
-                acknowledgementWindow: configuration.acknowledgementWindow))
+                acknowledgementWindow: configuration.acknowledgementWindow,
+                endpointChoice: SeededRandom(state: configuration.deliverySeed)))
         self.poster = PlayPushPoster(timeout: configuration.deliveryTimeout)
     }
 

@@ -7,6 +7,11 @@ public struct PlayPushSubscription: Codable, Sendable, Hashable {
     public var name: String
     /// The push endpoint (the receiver's URL).
     public var endpoint: String
+    /// More endpoints of the same receiver (instances behind no load balancer): each push goes to
+    /// one of `endpoint` and these, chosen at random (seeded by
+    /// ``GooglePlaySimulation/Configuration/deliverySeed``); a redelivery avoids endpoints that did
+    /// not answer this message before.
+    public var otherEndpoints: [String]
     /// The OIDC token's `aud` (Pub/Sub's default is the endpoint URL).
     public var audience: String
     /// The push service account (`email` of the OIDC token).
@@ -16,13 +21,18 @@ public struct PlayPushSubscription: Codable, Sendable, Hashable {
     public init(
         name: String = "projects/storekeeper-simulator/subscriptions/play-rtdn", endpoint: String,
         audience: String? = nil,
-        serviceAccountEmail: String = "pubsub-push@storekeeper-simulator.iam.gserviceaccount.com"
+        serviceAccountEmail: String = "pubsub-push@storekeeper-simulator.iam.gserviceaccount.com",
+        otherEndpoints: [String] = []
     ) {
         self.name = name
         self.endpoint = endpoint
+        self.otherEndpoints = otherEndpoints
         self.audience = audience ?? endpoint
         self.serviceAccountEmail = serviceAccountEmail
     }
+
+    /// Every endpoint a push may go to.
+    public var endpoints: [String] { [endpoint] + otherEndpoints }
 
     /// Decodes a push subscription; only `endpoint` is required.
     public init(from decoder: any Decoder) throws {
@@ -33,7 +43,8 @@ public struct PlayPushSubscription: Codable, Sendable, Hashable {
             endpoint: try container.decode(String.self, forKey: .endpoint),
             audience: try container.decodeIfPresent(String.self, forKey: .audience),
             serviceAccountEmail: try container.decodeIfPresent(String.self, forKey: .serviceAccountEmail)
-                ?? "pubsub-push@storekeeper-simulator.iam.gserviceaccount.com")
+                ?? "pubsub-push@storekeeper-simulator.iam.gserviceaccount.com",
+            otherEndpoints: try container.decodeIfPresent([String].self, forKey: .otherEndpoints) ?? [])
     }
 }
 

@@ -7,6 +7,8 @@ extension GooglePlaySimulation {
         var push: PlayPushSubscription
         var fault: PlayPushFault?
         var firstAttempt: Bool
+        /// Where this attempt goes: one of the subscription's endpoints.
+        var endpoint: String
     }
 
     /// Applies `faults` to the next RTDN messages created for apps with a push subscription, one
@@ -54,13 +56,16 @@ extension GooglePlaySimulation {
             }
             let body = PlayPushPoster.envelope(job.message, subscription: job.push.name)
             let bearer = token(for: job)
-            var status = await poster.post(body, to: job.push.endpoint, bearer: bearer)
+            var status = await poster.post(body, to: job.endpoint, bearer: bearer)
             if job.fault == .duplicate, job.firstAttempt {
-                let second = await poster.post(body, to: job.push.endpoint, bearer: bearer)
+                let second = await poster.post(body, to: job.endpoint, bearer: bearer)
                 if status.map(Self.acknowledges) != true { status = second }
             }
             let acknowledged = status.map(Self.acknowledges) ?? false
-            finish(job, PlayPushAttempt(date: date, httpStatus: status, acknowledged: acknowledged), dropped: false)
+            finish(
+                job,
+                PlayPushAttempt(date: date, httpStatus: status, acknowledged: acknowledged, endpoint: job.endpoint),
+                dropped: false)
         }
     }
 
@@ -81,15 +86,27 @@ extension GooglePlaySimulation {
 
     private func takePush() -> PushJob? {
         let now = clock.now()
+        let configuration = configuration
         return state.withLock { state in
             guard !state.pushes.contains(where: \.inFlight), let index = state.nextPush(now: now),
                 let push = state.pushes[index].push
             else { return nil }
             state.pushes[index].inFlight = true
             let record = state.pushes[index]
+            // Like Pub/Sub pushing to a service behind a load balancer: any endpoint, except one that
+            // did not answer this message, or any message lately, while another may.
+            let unanswered = Set(record.message.attempts.filter { $0.httpStatus == nil }.compactMap(\.endpoint))
+            let hold = configuration.unansweredEndpointHold
+            let candidates = push.endpoints.filter { endpoint in
+                guard !unanswered.contains(endpoint) else { return false }
+                guard let silent = state.unansweredEndpoints[endpoint] else { return true }
+                return now.timeIntervalSince(silent) >= hold
+            }
+            let choices = candidates.isEmpty ? push.endpoints : candidates
+            let endpoint = choices[Int(state.endpointChoice.next() % UInt64(choices.count))]
             return PushJob(
                 index: index, message: record.message, push: push, fault: record.fault,
-                firstAttempt: record.message.attempts.isEmpty)
+                firstAttempt: record.message.attempts.isEmpty, endpoint: endpoint)
         }
     }
 
@@ -120,6 +137,13 @@ extension GooglePlaySimulation {
             }
             state.pushes[job.index].message = message
             state.pushes[job.index].inFlight = false
+            if !dropped {
+                if attempt.httpStatus == nil {
+                    state.unansweredEndpoints[job.endpoint] = attempt.date
+                } else {
+                    state.unansweredEndpoints[job.endpoint] = nil
+                }
+            }
         }
     }
 }

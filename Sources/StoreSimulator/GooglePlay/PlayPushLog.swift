@@ -37,6 +37,15 @@ public struct PlayPushAttempt: Codable, Sendable, Hashable {
     public var httpStatus: Int?
     /// Whether the answer acknowledged the message.
     public var acknowledged: Bool
+    /// The endpoint it went to (nil for a dropped message).
+    public var endpoint: String?
+
+    public init(date: Date, httpStatus: Int?, acknowledged: Bool, endpoint: String? = nil) {
+        self.date = date
+        self.httpStatus = httpStatus
+        self.acknowledged = acknowledged
+        self.endpoint = endpoint
+    }
 }
 
 /// An RTDN message: the developer notification, its Pub/Sub identity and its deliveries.

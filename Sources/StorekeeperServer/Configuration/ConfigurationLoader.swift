@@ -83,7 +83,8 @@ struct Parse {
     mutating func configuration() -> StorekeeperConfiguration {
         let server = HTTPSettings(
             host: string("server.host") ?? "127.0.0.1",
-            port: int("server.port", in: 0...65_535) ?? 8080
+            port: int("server.port", in: 0...65_535) ?? 8080,
+            instance: string("server.instance")
         )
         var deployment = PurchaseEnvironment.production
         if let raw = string("environment") {
@@ -114,6 +115,7 @@ struct Parse {
             seconds("processing.acknowledgementSweepInterval") ?? processing.acknowledgementSweepInterval
         processing.batchSize = int("processing.batchSize", in: 1...1000) ?? processing.batchSize
         processing.workers = int("processing.workers", in: 1...64) ?? processing.workers
+        processing.jobLease = seconds("processing.jobLease")
         var catchUp = processing.catchUp
         catchUp.enabled = bool("processing.catchUp.enabled") ?? catchUp.enabled
         catchUp.interval = seconds("processing.catchUp.interval") ?? catchUp.interval
@@ -124,13 +126,54 @@ struct Parse {
         catchUp.refreshInterval = seconds("processing.catchUp.refreshInterval") ?? catchUp.refreshInterval
         catchUp.refreshBatch = int("processing.catchUp.refreshBatch", in: 1...10_000) ?? catchUp.refreshBatch
         processing.catchUp = catchUp
+        let quotas = self.quotas()
         let apps = self.apps()
         let catalog = self.catalog(apps: apps)
         return StorekeeperConfiguration(
             server: server, environment: deployment, storageURL: storageURL, policies: policies, apiKeys: apiKeys(),
             apps: apps,
-            catalog: catalog, processing: processing
+            catalog: catalog, processing: processing, quotas: quotas
         )
+    }
+
+    // MARK: Quotas
+
+    /// Google's buckets by their configuration key.
+    static let googlePlayBuckets: [(key: String, bucket: QuotaBucket)] = [
+        ("subscriptions", .subscriptions), ("subscriptionUpdates", .subscriptionUpdates),
+        ("oneTimePurchases", .oneTimePurchases), ("orders", .orders), ("voidedPurchases", .voidedPurchases),
+    ]
+
+    mutating func quotas() -> QuotaSettings {
+        var settings = QuotaSettings()
+        for (key, bucket) in Self.googlePlayBuckets {
+            if let limits = quotaLimits("quotas.googlePlay.\(key)") { settings.googlePlay.buckets[bucket] = limits }
+        }
+        if let overall = quotaLimits("quotas.googlePlay.overall") { settings.googlePlay.overall = overall }
+        if let wait = seconds("quotas.googlePlay.maxWait") { settings.googlePlay.maxWait = .seconds(wait) }
+        if let overall = quotaLimits("quotas.appStore.overall") { settings.appStore.overall = overall }
+        if let wait = seconds("quotas.appStore.maxWait") { settings.appStore.maxWait = .seconds(wait) }
+        return settings
+    }
+
+    /// Limits written `"<requests>/<seconds>s"`, several separated by commas (`"30/30s, 6000/86400s"`),
+    /// or `none`.
+    mutating func quotaLimits(_ key: String) -> [QuotaLimit]? {
+        guard let text = string(key) else { return nil }
+        if text.trimmingCharacters(in: .whitespaces).lowercased() == "none" { return [] }
+        var limits: [QuotaLimit] = []
+        for part in text.split(separator: ",") {
+            let pieces = part.trimmingCharacters(in: .whitespaces).split(separator: "/")
+            guard pieces.count == 2, let requests = Int(pieces[0].trimmingCharacters(in: .whitespaces)),
+                requests > 0, pieces[1].hasSuffix("s"),
+                let seconds = Double(pieces[1].dropLast().trimmingCharacters(in: .whitespaces)), seconds > 0
+            else {
+                problem(key, "'\(text)' is not a list of limits like \"3000/60s, 200000/86400s\" (or none)")
+                return nil
+            }
+            limits.append(QuotaLimit(requests: requests, per: .milliseconds(Int64((seconds * 1000).rounded()))))
+        }
+        return limits
     }
 
     // MARK: Sections

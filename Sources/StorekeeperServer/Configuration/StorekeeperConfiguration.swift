@@ -1,4 +1,6 @@
 public import Foundation
+public import GooglePlay
+public import StoreCore
 public import Storekeeper
 
 /// Everything a Storekeeper server is configured with: read from a JSON file, with any value
@@ -18,13 +20,16 @@ public struct StorekeeperConfiguration: Sendable {
     public var apps: [AppConfiguration]
     public var catalog: Catalog
     public var processing: ProcessingSettings
+    /// The stores' API quotas this deployment keeps within (all instances together).
+    public var quotas: QuotaSettings
 
     public init(
         server: HTTPSettings = HTTPSettings(), environment: PurchaseEnvironment = .production, storageURL: String,
         policies: Policies = Policies(),
         apiKeys: [ConfiguredAPIKey], apps: [AppConfiguration], catalog: Catalog,
-        processing: ProcessingSettings = ProcessingSettings()
+        processing: ProcessingSettings = ProcessingSettings(), quotas: QuotaSettings = QuotaSettings()
     ) {
+        self.quotas = quotas
         self.server = server
         self.environment = environment
         self.storageURL = storageURL
@@ -54,10 +59,14 @@ public struct StorekeeperConfiguration: Sendable {
 public struct HTTPSettings: Sendable, Hashable {
     public var host: String
     public var port: Int
+    /// This instance's name among those sharing the database: it holds job leases under this name
+    /// and sends it in store calls' `User-Agent`. Nil: a new random one at every start.
+    public var instance: String?
 
-    public init(host: String = "127.0.0.1", port: Int = 8080) {
+    public init(host: String = "127.0.0.1", port: Int = 8080, instance: String? = nil) {
         self.host = host
         self.port = port
+        self.instance = instance
     }
 }
 
@@ -202,6 +211,9 @@ public struct ProcessingSettings: Sendable, Hashable {
     public var batchSize: Int
     /// How many batches are processed at once.
     public var workers: Int
+    /// How long a background job's lease lasts without renewal: how soon another instance takes
+    /// the job over from one that died. Nil: twice the job's interval plus a minute.
+    public var jobLease: TimeInterval?
 
     public init(
         initialRetryDelay: TimeInterval = 5, maxRetryDelay: TimeInterval = 3600, pollInterval: TimeInterval = 1,
@@ -216,5 +228,21 @@ public struct ProcessingSettings: Sendable, Hashable {
         self.pollInterval = pollInterval
         self.lease = lease
         self.acknowledgementSweepInterval = acknowledgementSweepInterval
+    }
+}
+
+/// The limits store calls are kept within, counted in storage so that instances sharing one
+/// database count together.
+public struct QuotaSettings: Sendable, Hashable {
+    /// Per Google Cloud project (the apps whose service accounts belong to one project share it):
+    /// Google's default quotas unless configured.
+    public var googlePlay: QuotaLimits
+    /// Per App Store app and environment: every call to the App Store Server API in bucket
+    /// `app-store-server-api`; unlimited unless configured.
+    public var appStore: QuotaLimits
+
+    public init(googlePlay: QuotaLimits = .googleDefaults, appStore: QuotaLimits = .unlimited) {
+        self.googlePlay = googlePlay
+        self.appStore = appStore
     }
 }

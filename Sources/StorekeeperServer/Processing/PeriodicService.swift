@@ -37,7 +37,8 @@ final class PeriodicService: Service, Sendable {
         while !Task.isShuttingDownGracefully, !Task.isCancelled {
             do {
                 if try await lease?.acquire() ?? true {
-                    try await job()
+                    // Store calls made by the job name it in their User-Agent.
+                    try await StoreCallOrigin.$job.withValue(name) { try await job() }
                 }
             } catch {
                 logger.warning("\(name) failed; will retry", metadata: ["error": "\(error)"])

@@ -22,7 +22,12 @@ public struct AppStoreApps: Sendable, ConfiguredStoreApps {
 
     public let apps: [App]
 
-    public init(configuration: StorekeeperConfiguration, clock: any WallClock, httpClient: HTTPClient) throws {
+    /// Each app's API client asks its quota (scope `app-store:<bundleId>:<environment>`) before
+    /// every call.
+    public init(
+        configuration: StorekeeperConfiguration, clock: any WallClock, httpClient: HTTPClient,
+        quotas: StoreQuotas = .inProcess
+    ) throws {
         var apps: [App] = []
         for app in configuration.apps {
             guard let settings = app.appStore else { continue }
@@ -47,8 +52,11 @@ public struct AppStoreApps: Sendable, ConfiguredStoreApps {
                 )
                 verifiers[environment] = verifier
                 guard let tokenProvider else { continue }
+                let quota = quotas.quota(
+                    scope: "app-store:\(settings.bundleID):\(environment.rawValue)",
+                    limits: configuration.quotas.appStore)
                 clients[environment] = AppStoreServerAPIClient(
-                    configuration: .init(baseURL: settings.apiBaseURL(for: environment)),
+                    configuration: .init(baseURL: settings.apiBaseURL(for: environment), quota: quota),
                     authorization: tokenProvider, verifier: verifier, httpClient: httpClient
                 )
             }

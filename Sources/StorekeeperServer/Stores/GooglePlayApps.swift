@@ -8,7 +8,7 @@ public import Storekeeper
 /// The configured Google Play apps, ready to authenticate pushes and to call the Android
 /// Publisher API: one push authenticator and (with a service-account key) one client per package.
 /// Clients of apps whose service accounts belong to one Google Cloud project share one quota
-/// limiter, as Google counts quota per project.
+/// (scope `google-play:<project>`), as Google counts quota per project.
 public struct GooglePlayApps: Sendable, ConfiguredStoreApps {
     static let storeName = "Google Play"
     static let appField = "packageName"
@@ -25,23 +25,25 @@ public struct GooglePlayApps: Sendable, ConfiguredStoreApps {
     public let apps: [App]
 
     public init(
-        configuration: StorekeeperConfiguration, clock: any WallClock, httpClient: HTTPClient, logger: Logger
+        configuration: StorekeeperConfiguration, clock: any WallClock, httpClient: HTTPClient, logger: Logger,
+        quotas makeQuota: StoreQuotas = .inProcess, userAgent: String? = nil
     ) throws {
         var apps: [App] = []
-        var quotas: [String: QuotaLimiter] = [:]
+        var quotas: [String: any RequestQuota] = [:]
         for app in configuration.apps {
             guard let settings = app.googlePlay else { continue }
             var client: AndroidPublisherClient?
             if let path = settings.serviceAccountKeyPath {
                 let key = try ServiceAccountKey(contentsOfFile: path)
                 let project = Self.quotaProject(of: key)
-                let quota = quotas[project] ?? QuotaLimiter()
-                quotas[project] = quota
+                let scope = "google-play:\(project)"
+                let quota = quotas[scope] ?? makeQuota.quota(scope: scope, limits: configuration.quotas.googlePlay)
+                quotas[scope] = quota
                 let tokens = ServiceAccountTokenProvider(key: key, httpClient: httpClient, clock: clock, logger: logger)
                 client = AndroidPublisherClient(
                     configuration: .init(
                         baseURL: settings.apiBaseURL ?? AndroidPublisherClient.Configuration.googleBaseURL,
-                        quota: quota),
+                        quota: quota, userAgent: userAgent),
                     tokens: tokens, httpClient: httpClient)
             }
             var authenticator: PushAuthenticator?

@@ -20,7 +20,9 @@ struct Migration: Sendable {
 
 extension Migration {
     /// Every migration this build knows, oldest first.
-    static let all: [Migration] = [initialSchema, refreshTracking, appsAndEnvironments, jobLeases, verifiedInbox]
+    static let all: [Migration] = [
+        initialSchema, refreshTracking, appsAndEnvironments, jobLeases, quotaAdmissions, verifiedInbox,
+    ]
 
     /// The version a fully migrated database reports.
     static var latestVersion: Int { all.last?.version ?? 0 }
@@ -347,6 +349,37 @@ extension Migration {
                 expires_at BIGINT NOT NULL
             )
             """
+        ])
+
+    /// Version 5: calls admitted against a store quota, per scope (a Google Cloud project, an App
+    /// Store app), so that instances sharing the database count them together. Rows of one scope
+    /// are written only under that scope's lock, so their ids grow in the order admitted and an
+    /// instance reads only the ids it has not seen yet.
+    static let quotaAdmissions = Migration(
+        version: 5, name: "quota admissions",
+        sqlite: [
+            """
+            CREATE TABLE quota_admissions (
+                id INTEGER PRIMARY KEY,
+                scope TEXT NOT NULL,
+                bucket TEXT NOT NULL,
+                admitted_at INTEGER NOT NULL
+            ) STRICT
+            """,
+            "CREATE INDEX quota_admissions_by_scope ON quota_admissions (scope, id)",
+            "CREATE INDEX quota_admissions_by_time ON quota_admissions (scope, admitted_at)",
+        ],
+        postgresql: [
+            """
+            CREATE TABLE quota_admissions (
+                id BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+                scope TEXT NOT NULL,
+                bucket TEXT NOT NULL,
+                admitted_at BIGINT NOT NULL
+            )
+            """,
+            "CREATE INDEX quota_admissions_by_scope ON quota_admissions (scope, id)",
+            "CREATE INDEX quota_admissions_by_time ON quota_admissions (scope, admitted_at)",
         ])
 }
 

@@ -622,4 +622,45 @@ struct SQLStorageTransaction: StorageTransaction {
     func releaseJobLease(_ name: String, holder: String) async throws {
         try await run("DELETE FROM job_leases WHERE name = \(bind: name) AND holder = \(bind: holder)")
     }
+
+    // MARK: Shared quotas
+
+    func lockQuotaScope(_ scope: String) async throws {
+        try await lock("quota:" + scope)
+    }
+
+    func quotaAdmissions(scope: String, after afterID: Int, since: Date) async throws -> [QuotaAdmission] {
+        try await rows(
+            """
+            SELECT id, bucket, admitted_at FROM quota_admissions
+            WHERE scope = \(bind: scope) AND id > \(bind: afterID)
+              AND admitted_at > \(bind: StoredTime.milliseconds(since))
+            ORDER BY id
+            """
+        ).map { row in
+            let reader = RowReader(row: row, table: "quota_admissions")
+            return QuotaAdmission(
+                id: try reader.int("id"), bucket: try reader.string("bucket"), time: try reader.date("admitted_at"))
+        }
+    }
+
+    func recordQuotaAdmission(scope: String, bucket: String, at time: Date) async throws -> Int {
+        guard
+            let inserted = try await row(
+                """
+                INSERT INTO quota_admissions (scope, bucket, admitted_at)
+                VALUES (\(bind: scope), \(bind: bucket), \(bind: StoredTime.milliseconds(time)))
+                RETURNING id
+                """)
+        else { throw StorageError(.unavailable, "recording a quota admission returned no id") }
+        return try RowReader(row: inserted, table: "quota_admissions").int("id")
+    }
+
+    func pruneQuotaAdmissions(scope: String, through horizon: Date) async throws {
+        try await run(
+            """
+            DELETE FROM quota_admissions
+            WHERE scope = \(bind: scope) AND admitted_at <= \(bind: StoredTime.milliseconds(horizon))
+            """)
+    }
 }
