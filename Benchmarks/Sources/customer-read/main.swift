@@ -35,7 +35,7 @@ var backends: [SeededDatabase.Backend] = [.sqlite(cacheDirectory: options.cacheD
 if let url = ProcessInfo.processInfo.environment["STOREKEEPER_BENCH_POSTGRES_URL"], !url.isEmpty {
     backends.append(.postgresql(serverURL: url))
 }
-print(
+say(
     "customer-read: \(Int(options.rate)) req/s for \(CustomerRead.format(options.seconds)) s per database "
         + "in \(options.rounds) alternating windows, customers picked with seed \(options.seed); cache "
         + options.cacheDirectory.path)
@@ -57,7 +57,7 @@ do {
             + "p99 \(CustomerRead.format(result.small.p99)) ms at \(Int(result.achievedRate.rounded())) req/s"
         if result.large.failures + result.small.failures > 0 { failed = true }
         if backend.name != "sqlite", let summary = summaries[backend.name] {
-            print("customer-read[\(backend.name)]: \(summary)")
+            say("customer-read[\(backend.name)]: \(summary)")
         }
     }
 } catch {
@@ -65,5 +65,5 @@ do {
     failed = true
 }
 try? await httpClient.shutdown().get()
-if let summary = summaries["sqlite"] { print("customer-read: \(summary)") }
+if let summary = summaries["sqlite"] { say("customer-read: \(summary)") }
 if failed { exit(1) }
