@@ -12,6 +12,9 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-crypto.git", "3.12.3"..<"5.0.0"),
         .package(url: "https://github.com/apple/swift-certificates.git", from: "1.21.1"),
         .package(url: "https://github.com/swift-server/async-http-client.git", from: "1.37.0"),
+        // Already in Storekeeper's graph: customer-read seeds its databases through plain connections.
+        .package(url: "https://github.com/vapor/sqlite-nio.git", from: "1.13.2"),
+        .package(url: "https://github.com/vapor/postgres-nio.git", from: "1.33.2"),
     ],
     targets: [
         // The signed transaction, verifier and raw ECDSA inputs both benchmarks measure.
@@ -46,6 +49,20 @@ let package = Package(
                 .product(name: "AppStoreServer", package: "storekeeper"),
                 .product(name: "StorekeeperStorage", package: "storekeeper"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
+            ]
+        ),
+        // GET /v1/customers/{id} at a fixed open-loop rate on 1,000,000 and 10,000 seeded customers,
+        // on SQLite and PostgreSQL; the background jobs' queries timed on each.
+        .executableTarget(
+            name: "customer-read",
+            dependencies: [
+                .product(name: "StorekeeperDemo", package: "storekeeper"),
+                .product(name: "StorekeeperServer", package: "storekeeper"),
+                .product(name: "StorekeeperStorage", package: "storekeeper"),
+                .product(name: "Storekeeper", package: "storekeeper"),
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "SQLiteNIO", package: "sqlite-nio"),
+                .product(name: "PostgresNIO", package: "postgres-nio"),
             ]
         ),
         // One process, one thread: verifier and raw P-256 rates side by side, summary line last.

@@ -21,7 +21,7 @@ struct Migration: Sendable {
 extension Migration {
     /// Every migration this build knows, oldest first.
     static let all: [Migration] = [
-        initialSchema, refreshTracking, appsAndEnvironments, jobLeases, quotaAdmissions, verifiedInbox,
+        initialSchema, refreshTracking, appsAndEnvironments, jobLeases, quotaAdmissions, scaleIndexes, verifiedInbox,
     ]
 
     /// The version a fully migrated database reports.
@@ -390,6 +390,34 @@ extension Migration {
         version: 7, name: "verified inbox payloads",
         sqlite: ["ALTER TABLE inbox ADD COLUMN verified BLOB"],
         postgresql: ["ALTER TABLE inbox ADD COLUMN verified BYTEA"])
+}
+
+extension Migration {
+    /// Indexes so that the background jobs' queries cost what is due rather than what is stored
+    /// (docs/storage.md, "Scale: the queries and their indexes"):
+    /// - the overdue refresh finds subscriptions by when their access ends (the expression
+    ///   ``StorageTransaction/subscriptionsOverdue(accessEndedBefore:notRefreshedSince:limit:)``
+    ///   orders by), only among those that can be overdue, instead of reading every active one;
+    ///   it replaces the (state, expires_at) index, which only that query used;
+    /// - the apps backfill at start-up counts and updates purchases without an app from an index
+    ///   holding only those, instead of scanning every purchase;
+    /// - a customer's balances are summed from the index alone (customer, balance, amount).
+    static let scaleIndexes = Migration(
+        version: 6, name: "scale indexes",
+        sqlite: scaleIndexStatements, postgresql: scaleIndexStatements)
+
+    /// The same SQL on both backends.
+    private static let scaleIndexStatements = [
+        "DROP INDEX purchases_by_state_and_expiry",
+        """
+        CREATE INDEX purchases_overdue ON purchases (
+            (CASE WHEN state = 'grace_period' THEN COALESCE(grace_period_expires_at, expires_at) ELSE expires_at END),
+            store, id)
+        WHERE kind = 'subscription' AND state IN ('active', 'canceled', 'grace_period') AND expires_at IS NOT NULL
+        """,
+        "CREATE INDEX purchases_without_app ON purchases (store) WHERE app IS NULL",
+        "CREATE INDEX ledger_entries_balances ON ledger_entries (customer_id, balance, amount)",
+    ]
 }
 
 /// Applies migrations and reads the schema version over a backend's transactions.

@@ -24,6 +24,16 @@ enum SQLFlavor: String, Sendable {
         }
     }
 
+    /// The condition of the partial index `purchases_awaiting_acknowledgement` as each backend's
+    /// index was created with it: SQLite uses a partial index only for a query that repeats its
+    /// condition (`= 1`, not `= TRUE`).
+    var awaitingAcknowledgement: String {
+        switch self {
+        case .sqlite: "needs_acknowledgement = 1"
+        case .postgresql: "needs_acknowledgement"
+        }
+    }
+
     /// A bound BLOB/BYTEA value. SQLiteNIO binds an empty buffer as NULL, so SQLite gets an explicit
     /// empty-blob fallback.
     func blob(_ value: Data) -> SQLQueryString {

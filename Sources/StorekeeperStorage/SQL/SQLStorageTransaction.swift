@@ -185,19 +185,19 @@ struct SQLStorageTransaction: StorageTransaction {
     func purchasesNeedingAcknowledgement(store: Store, after last: Purchase?, limit: Int) async throws
         -> [Purchase]
     {
+        // The keyset as one row-value comparison, which both backends answer from the index on
+        // (store, observed_at, id); the flag is written as the partial index's own condition, which
+        // SQLite needs to see literally to use it.
         let position: SQLQueryString =
             if let last {
-                """
-                AND (observed_at > \(bind: StoredTime.milliseconds(last.observedAt))
-                     OR (observed_at = \(bind: StoredTime.milliseconds(last.observedAt)) AND id > \(bind: last.key.id)))
-                """
+                "AND (observed_at, id) > (\(bind: StoredTime.milliseconds(last.observedAt)), \(bind: last.key.id))"
             } else {
                 ""
             }
         return try await rows(
             """
             SELECT \(unsafeRaw: Self.purchaseColumns) FROM purchases
-            WHERE needs_acknowledgement = TRUE AND store = \(bind: store.rawValue) \(position)
+            WHERE \(unsafeRaw: flavor.awaitingAcknowledgement) AND store = \(bind: store.rawValue) \(position)
             ORDER BY observed_at, id LIMIT \(bind: max(limit, 0))
             """
         ).map(purchase(from:))
@@ -226,15 +226,16 @@ struct SQLStorageTransaction: StorageTransaction {
     func subscriptionsOverdue(accessEndedBefore cutoff: Date, notRefreshedSince: Date, limit: Int) async throws
         -> [Purchase]
     {
+        // The expression, kind and states are those of the partial index `purchases_overdue`
+        // (migration 6), written literally so that both planners match them to it: the query
+        // reads the index from the longest overdue on and stops at `limit`, whatever else is stored.
         let accessEnd = """
             CASE WHEN state = 'grace_period' THEN COALESCE(grace_period_expires_at, expires_at) ELSE expires_at END
             """
         return try await rows(
             """
             SELECT \(unsafeRaw: Self.purchaseColumns) FROM purchases
-            WHERE kind = \(bind: ProductKind.subscription.rawValue)
-              AND state IN ('active', 'canceled', 'grace_period')
-              AND expires_at IS NOT NULL
+            WHERE kind = 'subscription' AND state IN ('active', 'canceled', 'grace_period') AND expires_at IS NOT NULL
               AND \(unsafeRaw: accessEnd) < \(bind: StoredTime.milliseconds(cutoff))
               AND (refreshed_at IS NULL OR refreshed_at < \(bind: StoredTime.milliseconds(notRefreshedSince)))
             ORDER BY \(unsafeRaw: accessEnd), store, id LIMIT \(bind: max(limit, 0))

@@ -1,0 +1,283 @@
+import AsyncHTTPClient
+import Foundation
+import Logging
+import Storekeeper
+import StorekeeperDemo
+import StorekeeperServer
+import StorekeeperStorage
+
+/// One storage's run: a server on each seeded database, both read in alternating windows.
+struct CustomerRead {
+    struct Options {
+        var rate: Double = 1000
+        /// Measured seconds per database (split into `rounds` windows).
+        var seconds: Double = 10
+        var rounds = 5
+        var large = 1_000_000
+        var small = 10_000
+        var seed: UInt64 = 18
+        var cacheDirectory: URL
+
+        init(arguments: [String]) throws {
+            cacheDirectory = Self.defaultCacheDirectory()
+            var remaining = arguments[...]
+            while let flag = remaining.popFirst() {
+                guard let value = remaining.popFirst() else { throw BenchmarkError("\(flag) needs a value") }
+                switch flag {
+                case "--rate": rate = try Self.number(value, flag)
+                case "--seconds": seconds = try Self.number(value, flag)
+                case "--rounds": rounds = Int(try Self.number(value, flag))
+                case "--seed": seed = UInt64(try Self.number(value, flag))
+                case "--cache": cacheDirectory = URL(fileURLWithPath: value)
+                case "--customers":
+                    let sizes = value.split(separator: ",").compactMap { Int($0) }
+                    guard sizes.count == 2, sizes.allSatisfy({ $0 > 0 }) else {
+                        throw BenchmarkError("--customers takes two sizes, e.g. 1000000,10000")
+                    }
+                    (large, small) = (sizes[0], sizes[1])
+                default:
+                    throw BenchmarkError(
+                        "unknown option \(flag) (known: --rate, --seconds, --rounds, --customers, --cache, --seed)")
+                }
+            }
+            guard rate > 0, seconds > 0, rounds > 0 else {
+                throw BenchmarkError("rate, seconds and rounds must be > 0")
+            }
+        }
+
+        private static func number(_ text: String, _ flag: String) throws -> Double {
+            guard let value = Double(text), value >= 0 else { throw BenchmarkError("\(flag) \(text) is not a number") }
+            return value
+        }
+
+        /// STOREKEEPER_BENCH_CACHE; else `customer-read-cache` in the `.build` folder the
+        /// executable was built in; else the temporary directory.
+        static func defaultCacheDirectory() -> URL {
+            if let path = ProcessInfo.processInfo.environment["STOREKEEPER_BENCH_CACHE"], !path.isEmpty {
+                return URL(fileURLWithPath: path)
+            }
+            let executable = URL(fileURLWithPath: CommandLine.arguments[0]).standardizedFileURL.path
+            if let build = executable.range(of: "/.build/") {
+                return URL(fileURLWithPath: String(executable[..<build.lowerBound]) + "/.build/customer-read-cache")
+            }
+            return FileManager.default.temporaryDirectory.appendingPathComponent("storekeeper-customer-read-cache")
+        }
+    }
+
+    /// Latencies of one database's windows together.
+    struct Measured: Sendable {
+        var p50 = 0.0
+        var p90 = 0.0
+        var p99 = 0.0
+        var p999 = 0.0
+        var max = 0.0
+        var requests = 0
+        var failures = 0
+        var achievedRate = 0.0
+    }
+
+    struct Result: Sendable {
+        var large: Measured
+        var small: Measured
+        /// The lower of the two databases' achieved rates.
+        var achievedRate: Double
+    }
+
+    let options: Options
+    let backend: SeededDatabase.Backend
+    let large: SeededDatabase
+    let small: SeededDatabase
+    let client: HTTPClient
+    let logger: Logger
+
+    /// Seeds (or finds) the database and says which.
+    static func prepare(_ backend: SeededDatabase.Backend, customers: Int, logger: Logger) async throws
+        -> SeededDatabase
+    {
+        say("\(backend.name), \(customers) customers: preparing (seeding takes minutes when not cached)")
+        let database = try await SeededDatabase.prepare(backend, customers: customers, logger: logger)
+        let contents = database.contents
+        say(
+            "\(backend.name), \(customers) customers: \(contents.purchases) purchases, \(contents.transactions) "
+                + "billing events, \(contents.stateChanges) state changes, \(contents.ledgerEntries) ledger entries; "
+                + (database.seededNow ? "seeded in " : "reused (seeded in ") + format(contents.seedSeconds) + " s"
+                + (database.seededNow ? "" : ")"))
+        if case .sqlite = backend {
+            // A long-running server has its database in the page cache; one just started, or one
+            // whose file other work pushed out, reads each page from disk at first (at 1 M
+            // customers that alone put p99 at hundreds of ms here). Read once, start warm.
+            let started = ContinuousClock.now
+            let bytes = try readThrough(database.storageURL)
+            say(
+                "\(backend.name), \(customers) customers: read the file (\(bytes / 1_000_000) MB) into the page cache "
+                    + "in \(format(seconds(ContinuousClock.now - started))) s")
+        }
+        return database
+    }
+
+    /// Reads the file at `path` to its end; returns how many bytes.
+    private static func readThrough(_ path: String) throws -> Int {
+        guard let file = FileHandle(forReadingAtPath: path) else { throw BenchmarkError("cannot read \(path)") }
+        defer { try? file.close() }
+        var total = 0
+        while let chunk = try file.read(upToCount: 8 << 20), !chunk.isEmpty { total += chunk.count }
+        return total
+    }
+
+    func run() async throws -> Result {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("customer-read-\(UUID())")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        return try await SimulatedDeployment.withRunning(deploymentOptions(large, directory, "large")) { largeServer in
+            try await SimulatedDeployment.withRunning(deploymentOptions(small, directory, "small")) { smallServer in
+                try await measure(largeServer, smallServer)
+            }
+        }
+    }
+
+    private func deploymentOptions(_ database: SeededDatabase, _ directory: URL, _ name: String)
+        -> SimulatedDeployment.Options
+    {
+        // The server's clock stands at the moment the seed describes. The catch-up is off: its
+        // store calls would go to a simulator that knows none of the seeded purchases (its queries
+        // are timed below instead); everything else runs as configured by default.
+        SimulatedDeployment.Options(
+            start: SeedSQL.now, storageURL: database.storageURL, directory: directory.appendingPathComponent(name),
+            processing: ProcessingSettings(catchUp: CatchUpSettings(enabled: false)), logger: logger)
+    }
+
+    private func reader(_ server: SimulatedDeployment, customers: Int) -> OpenLoopReader {
+        OpenLoopReader(
+            client: client, baseURL: server.baseURL, apiKey: server.options.secretAPIKey, customers: customers,
+            rate: options.rate, checkEvery: 50)
+    }
+
+    private func measure(_ largeServer: SimulatedDeployment, _ smallServer: SimulatedDeployment) async throws
+        -> Result
+    {
+        let servers = [(largeServer, options.large), (smallServer, options.small)]
+        var random = SplitMix64(seed: options.seed)
+        for (server, customers) in servers {
+            try await checkViews(server, customers: customers, random: &random)
+            // Connections, caches and the first pages of the database.
+            _ = await reader(server, customers: customers).run(seconds: 1, random: &random)
+        }
+        var windows: [[OpenLoopReader.Window]] = [[], []]
+        for _ in 0..<options.rounds {
+            for (index, (server, customers)) in servers.enumerated() {
+                windows[index].append(
+                    await reader(server, customers: customers).run(
+                        seconds: options.seconds / Double(options.rounds), random: &random))
+            }
+        }
+        var measured: [Measured] = []
+        for (index, (server, customers)) in servers.enumerated() {
+            let result = Self.summarize(windows[index])
+            measured.append(result)
+            let firstFailure = windows[index].compactMap(\.firstFailure).first.map { "; first: \($0)" } ?? ""
+            say(
+                "\(backend.name), \(customers) customers: \(result.requests) GETs scheduled at "
+                    + "\(Int(options.rate)) req/s, \(Self.format(result.achievedRate)) req/s achieved: "
+                    + "p50 \(Self.format(result.p50)) ms, p90 \(Self.format(result.p90)) ms, "
+                    + "p99 \(Self.format(result.p99)) ms, p99.9 \(Self.format(result.p999)) ms, "
+                    + "max \(Self.format(result.max)) ms; \(result.failures) failed\(firstFailure)")
+            try await timeJobQueries(server, customers: customers)
+        }
+        return Result(
+            large: measured[0], small: measured[1],
+            achievedRate: min(measured[0].achievedRate, measured[1].achievedRate))
+    }
+
+    /// A few views checked against the database itself: the server reads the seeded rows.
+    private func checkViews(_ server: SimulatedDeployment, customers: Int, random: inout SplitMix64) async throws {
+        let api = CustomerAPI(baseURL: server.baseURL, apiKey: server.options.secretAPIKey)
+        let database = server.storage
+        for _ in 0..<5 {
+            let id = CustomerID(SeedSQL.customerID(Int(random.next() % UInt64(customers)) + 1))
+            let view = try await api.customer(id.rawValue)
+            let (purchases, balances) = try await database.transaction { transaction in
+                (try await transaction.purchases(of: id).count, try await transaction.ledgerEntries(of: id))
+            }
+            let coins = balances.filter { $0.balance == "coins" }.reduce(0) { $0 + $1.amount }
+            guard view.subscriptions.count + view.oneTimePurchases.count == purchases,
+                view.balances["coins"] ?? 0 == coins
+            else {
+                throw BenchmarkError(
+                    "the view of \(id) does not match its rows (\(purchases) purchases, \(coins) coins): \(view)")
+            }
+        }
+    }
+
+    /// The background jobs' queries on this database, each the median of 9 runs through the
+    /// server's own storage.
+    private func timeJobQueries(_ server: SimulatedDeployment, customers: Int) async throws {
+        let storage = server.storage
+        let settings = CatchUpSettings()
+        let now = SeedSQL.now
+        func median(_ body: @escaping @Sendable () async throws -> Int) async throws -> (Double, Int) {
+            var times: [Double] = []
+            var found = 0
+            for _ in 0..<9 {
+                let started = ContinuousClock.now
+                found = try await body()
+                times.append(Self.seconds(ContinuousClock.now - started) * 1000)
+            }
+            return (times.sorted()[times.count / 2], found)
+        }
+        let overdue = try await median {
+            try await storage.transaction {
+                try await $0.subscriptionsOverdue(
+                    accessEndedBefore: now - settings.overdueAfter, notRefreshedSince: now - settings.refreshInterval,
+                    limit: settings.refreshBatch
+                ).count
+            }
+        }
+        let sweep = try await median {
+            try await storage.transaction {
+                try await $0.purchasesNeedingAcknowledgement(store: .googlePlay, after: nil, limit: 100).count
+            }
+        }
+        let withoutApp = try await median {
+            try await storage.transaction { try await $0.purchasesWithoutApp().values.reduce(0, +) }
+        }
+        let counts = try await median {
+            try await storage.transaction { try await $0.notificationCounts().values.reduce(0, +) }
+        }
+        say(
+            "\(backend.name), \(customers) customers: job queries (median of 9): overdue refresh page "
+                + "\(Self.format(overdue.0)) ms (\(overdue.1) found), acknowledgement sweep page "
+                + "\(Self.format(sweep.0)) ms (\(sweep.1)), apps backfill count \(Self.format(withoutApp.0)) ms "
+                + "(\(withoutApp.1)), inbox counts for /metrics "
+                + "\(Self.format(counts.0)) ms (\(counts.1) notifications)")
+    }
+
+    static func summarize(_ windows: [OpenLoopReader.Window]) -> Measured {
+        let latencies = windows.flatMap(\.latencies).sorted()
+        func percentile(_ fraction: Double) -> Double {
+            guard !latencies.isEmpty else { return 0 }
+            return latencies[min(latencies.count - 1, Int((Double(latencies.count) * fraction).rounded(.down)))]
+        }
+        let requests = windows.reduce(0) { $0 + $1.requests }
+        let elapsed = windows.reduce(0) { $0 + $1.elapsed }
+        return Measured(
+            p50: percentile(0.5), p90: percentile(0.9), p99: percentile(0.99), p999: percentile(0.999),
+            max: latencies.last ?? 0, requests: requests, failures: windows.reduce(0) { $0 + $1.failures },
+            achievedRate: elapsed > 0 ? Double(latencies.count) / elapsed : 0)
+    }
+
+    static func seconds(_ duration: Duration) -> Double {
+        Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18
+    }
+
+    static func format(_ value: Double) -> String { String(format: "%.2f", value) }
+}
+
+struct BenchmarkError: Error, CustomStringConvertible {
+    var description: String
+    init(_ description: String) { self.description = description }
+}
+
+/// Prints a line at once, also into a file or a pipe: seeding takes minutes, and progress should show.
+func say(_ line: String) {
+    print(line)
+    fflush(nil)
+}

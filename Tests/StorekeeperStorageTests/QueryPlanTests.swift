@@ -1,0 +1,225 @@
+import Foundation
+import Logging
+import NIOCore
+import SQLKit
+import Storekeeper
+import Synchronization
+import Testing
+
+@testable import StorekeeperStorage
+
+/// The background jobs' and the customer view's queries are answered from the indexes
+/// docs/storage.md ("Scale: the queries and their indexes") names, on both backends: the storage's
+/// own statements, run as `EXPLAIN QUERY PLAN` (SQLite) or `EXPLAIN` (PostgreSQL) with their real
+/// parameters, on a database with enough rows that PostgreSQL's planner, after `ANALYZE`, prefers
+/// an index where one fits.
+@Suite struct QueryPlanTests {
+    @Test(arguments: Backend.available)
+    func migrationSixCreatesTheScaleIndexes(backend: Backend) async throws {
+        try await TestDatabase.withFresh(backend) { storage, _ async throws in
+            let names = try await storage.transaction { transaction async throws -> [String] in
+                let database = try #require(transaction as? SQLStorageTransaction).database
+                let query: SQLQueryString =
+                    switch backend {
+                    case .sqlite: "SELECT name FROM sqlite_master WHERE type = 'index'"
+                    case .postgresql:
+                        "SELECT indexname AS name FROM pg_indexes WHERE schemaname = current_schema()"
+                    }
+                return try await database.raw(query).all().map { try $0.decode(column: "name", as: String.self) }
+            }
+            for index in ["purchases_overdue", "purchases_without_app", "ledger_entries_balances"] {
+                #expect(names.contains(index), "\(index) missing on \(backend)")
+            }
+            // Replaced by purchases_overdue.
+            #expect(!names.contains("purchases_by_state_and_expiry"))
+        }
+    }
+
+    @Test(arguments: Backend.available)
+    func jobAndCustomerViewQueriesUseTheirIndexes(backend: Backend) async throws {
+        try await TestDatabase.withFresh(backend) { storage, _ async throws in
+            try await storage.transaction { transaction async throws in
+                let database = try #require(transaction as? SQLStorageTransaction).database
+                for statement in Self.rows(backend) { try await database.raw(SQLQueryString(statement)).run() }
+            }
+            let now = Date(timeIntervalSince1970: Double(Self.now) / 1000)
+            let customer = CustomerID("c42")
+            let sweptSoFar = Purchase(
+                key: .googlePlay("sub-300"), app: nil, productID: "p", kind: .subscription, environment: .production,
+                state: .active, observedAt: Date(timeIntervalSince1970: 0.3))
+
+            let overdue = try await plan(of: storage, backend) {
+                _ = try await $0.subscriptionsOverdue(
+                    accessEndedBefore: now - 3600, notRefreshedSince: now - 6 * 3600, limit: 100)
+            }
+            expect(overdue, uses: "purchases_overdue", sorted: false, backend)
+
+            let firstSweepPage = try await plan(of: storage, backend) {
+                _ = try await $0.purchasesNeedingAcknowledgement(store: .googlePlay, after: nil, limit: 100)
+            }
+            expect(firstSweepPage, uses: "purchases_awaiting_acknowledgement", sorted: false, backend)
+            let nextSweepPage = try await plan(of: storage, backend) {
+                _ = try await $0.purchasesNeedingAcknowledgement(store: .googlePlay, after: sweptSoFar, limit: 100)
+            }
+            expect(nextSweepPage, uses: "purchases_awaiting_acknowledgement", sorted: false, backend)
+            // The keyset is a condition on the index, not a filter on every row before it.
+            #expect(
+                nextSweepPage.contains(backend == .sqlite ? "(observed_at,id)>(?,?)" : "ROW(observed_at, id) >"),
+                "\(nextSweepPage)")
+
+            let withoutApp = try await plan(of: storage, backend) { _ = try await $0.purchasesWithoutApp() }
+            expect(withoutApp, uses: "purchases_without_app", sorted: nil, backend)
+            let assign = try await plan(of: storage, backend) {
+                _ = try await $0.assignApp(AppID("com.example.app"), toPurchasesOf: .appStore)
+            }
+            expect(assign, uses: "purchases_without_app", sorted: nil, backend)
+
+            // The customer view: the customer by key, its purchases and its balances.
+            let byID = try await plan(of: storage, backend) { _ = try await $0.customer(customer) }
+            expect(
+                byID, uses: backend == .sqlite ? "sqlite_autoindex_customers_1" : "customers_pkey", sorted: nil, backend
+            )
+            let purchases = try await plan(of: storage, backend) { _ = try await $0.purchases(of: customer) }
+            expect(purchases, uses: "purchases_customer", sorted: nil, backend)
+            let balances = try await plan(of: storage, backend) { _ = try await $0.balances(of: customer) }
+            if backend == .sqlite {
+                // Summed from the index alone, already grouped by balance.
+                #expect(balances.contains("COVERING INDEX ledger_entries_balances"), "\(balances)")
+                #expect(!balances.contains("TEMP B-TREE"), "\(balances)")
+            } else {
+                // Which of the indexes led by the customer PostgreSQL picks depends on its statistics
+                // and visibility map; what matters is that no table is read whole.
+                #expect(balances.contains("Index") && !balances.contains("Seq Scan"), "\(balances)")
+            }
+        }
+    }
+
+    /// Checks that `plan` reads `index` and reads no table whole; on SQLite also whether it sorts
+    /// (unless `sorted` is nil): a page with a LIMIT that sorts has read everything that matches
+    /// first. (PostgreSQL may well sort the few rows a partial index gives it, as its statistics
+    /// suggest; what it must not do is read the table.)
+    private func expect(
+        _ plan: String, uses index: String, sorted: Bool?, _ backend: Backend,
+        sourceLocation: SourceLocation = #_sourceLocation
+    ) {
+        #expect(plan.contains(index), "expected \(index) in the plan:\n\(plan)", sourceLocation: sourceLocation)
+        switch backend {
+        case .sqlite:
+            // A full scan reads "SCAN <table>"; a search through an index reads "SEARCH".
+            let scans = plan.split(separator: "\n").filter { $0.contains("SCAN ") && !$0.contains("INDEX \(index)") }
+            #expect(scans.isEmpty, "a full scan in the plan:\n\(plan)", sourceLocation: sourceLocation)
+            if let sorted {
+                #expect(plan.contains("TEMP B-TREE") == sorted, "\(plan)", sourceLocation: sourceLocation)
+            }
+        case .postgresql:
+            #expect(
+                !plan.contains("Seq Scan"), "a sequential scan in the plan:\n\(plan)", sourceLocation: sourceLocation)
+        }
+    }
+
+    /// The plans of the statements `body` runs through the storage, one line per plan row.
+    private func plan(
+        of storage: any Storage, _ backend: Backend,
+        _ body: @escaping @Sendable (any StorageTransaction) async throws -> Void
+    ) async throws -> String {
+        try await storage.transaction { transaction async throws in
+            let real = try #require(transaction as? SQLStorageTransaction)
+            let explaining = ExplainingDatabase(base: real.database, backend: backend)
+            try await body(SQLStorageTransaction(database: explaining, flavor: real.flavor, errors: real.errors))
+            return explaining.plans.lines.withLock { $0.joined(separator: "\n") }
+        }
+    }
+
+    // MARK: Rows
+
+    static let now: Int64 = 1_767_225_600_000
+
+    /// 4,000 customers, each with a subscription (one in ten expired, one in 400 past its expiry
+    /// without news, one in 300 awaiting acknowledgement on Google Play, one in 500 without an
+    /// app) and a consumable with its ledger credit; then statistics for PostgreSQL's planner.
+    static func rows(_ backend: Backend) -> [String] {
+        let numbers =
+            switch backend {
+            case .sqlite: "WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 4000)"
+            case .postgresql: "WITH n(i) AS (SELECT CAST(generate_series(1, 4000) AS BIGINT))"
+            }
+        let (yes, no) = backend == .sqlite ? ("1", "0") : ("TRUE", "FALSE")
+        var statements = [
+            """
+            INSERT INTO customers (id, app_account_token, created_at)
+            \(numbers) SELECT 'c' || i, 'token-' || i, 0 FROM n
+            """,
+            """
+            INSERT INTO purchases (store, id, customer_id, app, product_id, kind, environment, state, expires_at,
+                                   ownership, quantity, observed_at, needs_acknowledgement)
+            \(numbers)
+            SELECT CASE WHEN i % 2 = 0 THEN 'google_play' ELSE 'app_store' END, 'sub-' || i, 'c' || i,
+                   CASE WHEN i % 500 = 0 THEN NULL ELSE 'com.example.app' END, 'pro', 'subscription', 'production',
+                   CASE WHEN i % 10 = 1 THEN 'expired' ELSE 'active' END,
+                   CASE WHEN i % 400 = 0 THEN \(now) - 2 * 86400000 ELSE \(now) + i * 60000 END, 'purchased', 1, i,
+                   CASE WHEN i % 300 = 0 THEN \(yes) ELSE \(no) END
+            FROM n
+            """,
+            """
+            INSERT INTO purchases (store, id, customer_id, app, product_id, kind, environment, state, ownership,
+                                   quantity, observed_at, needs_acknowledgement)
+            \(numbers)
+            SELECT 'app_store', 'coins-' || i, 'c' || i, 'com.example.app', 'coins', 'consumable', 'production',
+                   'active', 'purchased', 1, i, \(no)
+            FROM n
+            """,
+            """
+            INSERT INTO ledger_entries (customer_id, balance, amount, reason, idempotency_key, transaction_id,
+                                        created_at)
+            \(numbers) SELECT 'c' || i, 'coins', 100, 'purchase', 'credit-' || i, 'coins-' || i, i FROM n
+            """,
+        ]
+        if backend == .postgresql { statements.append("ANALYZE customers, purchases, ledger_entries") }
+        return statements
+    }
+}
+
+/// A database that runs every statement as `EXPLAIN QUERY PLAN` (SQLite) or `EXPLAIN`
+/// (PostgreSQL) on `base`, with the same parameters, and keeps the plan instead of returning rows.
+private struct ExplainingDatabase: SQLDatabase {
+    let base: any SQLDatabase
+    let backend: Backend
+    let plans = PlanLog()
+
+    var logger: Logger { base.logger }
+    var eventLoop: any EventLoop { base.eventLoop }
+    var version: (any SQLDatabaseReportedVersion)? { base.version }
+    var dialect: any SQLDialect { base.dialect }
+    var queryLogLevel: Logger.Level? { base.queryLogLevel }
+
+    private var explained: (prefix: String, column: String) {
+        switch backend {
+        case .sqlite: ("EXPLAIN QUERY PLAN ", "detail")
+        case .postgresql: ("EXPLAIN ", "QUERY PLAN")
+        }
+    }
+
+    func execute(sql query: any SQLExpression, _ onRow: @escaping @Sendable (any SQLRow) -> Void)
+        -> EventLoopFuture<Void>
+    {
+        let (prefix, column) = explained
+        let plans = self.plans
+        return base.execute(sql: SQLList([SQLRaw(prefix), query], separator: SQLRaw(""))) { row in
+            let line = (try? row.decode(column: column, as: String.self)) ?? "?"
+            plans.lines.withLock { $0.append(line) }
+        }
+    }
+
+    func execute(sql query: any SQLExpression, _ onRow: @escaping @Sendable (any SQLRow) -> Void) async throws {
+        try await execute(sql: query, onRow).get()
+    }
+
+    func withSession<R>(_ closure: @escaping @Sendable (any SQLDatabase) async throws -> R) async throws -> R {
+        try await closure(self)
+    }
+}
+
+/// The plan lines an ``ExplainingDatabase`` received.
+private final class PlanLog: Sendable {
+    let lines = Mutex<[String]>([])
+}
