@@ -24,7 +24,7 @@ struct StorekeeperCommand: AsyncParsableCommand {
         subcommands: [
             DemoCommand.self, VerifyCommand.self, SignCommand.self, SimulatorCommand.self, ConfigCommand.self,
             ServeCommand.self,
-            MigrateCommand.self,
+            MigrateCommand.self, HealthCommand.self,
         ]
     )
 }
