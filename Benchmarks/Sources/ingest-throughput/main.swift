@@ -69,11 +69,10 @@ let options = SimulatedDeployment.Options(
     processing: ProcessingSettings(
         initialRetryDelay: 0.05, maxRetryDelay: 1, pollInterval: 0.05, catchUp: CatchUpSettings(enabled: false)),
     simulatorSeed: UInt64.random(in: 1...UInt64.max), logger: logger)
+let (instances, count, concurrency) = (arguments.instances, arguments.count, arguments.concurrency)
 let result = try await SimulatedDeployment.withRunning(options) { deployment in
-    try await withInstances(arguments.instances, of: deployment, urls: [deployment.baseURL]) { urls in
-        try await IngestRun(
-            deployment: deployment, instanceURLs: urls, count: arguments.count, concurrency: arguments.concurrency
-        ).run()
+    try await withInstances(instances, of: deployment, urls: [deployment.baseURL]) { urls in
+        try await IngestRun(deployment: deployment, instanceURLs: urls, count: count, concurrency: concurrency).run()
     }
 }
 print(
@@ -82,7 +81,8 @@ print(
 
 /// Runs `body` with the base URLs of `count` server instances of `deployment`.
 func withInstances<Result: Sendable>(
-    _ count: Int, of deployment: SimulatedDeployment, urls: [String], _ body: ([String]) async throws -> Result
+    _ count: Int, of deployment: SimulatedDeployment, urls: [String],
+    _ body: @Sendable ([String]) async throws -> Result
 ) async throws -> Result {
     guard urls.count < count else { return try await body(urls) }
     return try await deployment.withAnotherInstance { url in
