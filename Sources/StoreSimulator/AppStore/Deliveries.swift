@@ -67,7 +67,7 @@ extension AppStoreSimulation {
     private func takeDelivery() -> DeliveryJob? {
         let now = clock.now()
         return state.withLock { state in
-            guard !state.notifications.contains(where: \.inFlight), let index = state.nextDelivery(now: now),
+            guard !state.notifications.indices.contains(where: { state.notifications[$0].inFlight }), let index = state.nextDelivery(now: now),
                 let url = state.notifications[index].url
             else { return nil }
             state.notifications[index].inFlight = true
@@ -107,23 +107,23 @@ extension AppStoreSimulation.State {
     /// creation order. A notification held back by a reorder fault waits until a later one has
     /// been attempted.
     func nextDelivery(now: Date) -> Int? {
+        // Fields are read in place (`notifications[index].…`), never by copying a whole record:
+        // this runs before every delivery over every notification made so far, and copying each
+        // (retaining its strings) was 12% of a busy benchmark's CPU.
         var best: Int?
+        var bestDue: Date?
         for index in notifications.indices {
-            let record = notifications[index]
-            guard record.notification.status == .pending, record.url != nil,
-                let due = record.notification.nextAttemptDate, due <= now
+            guard notifications[index].notification.status == .pending, notifications[index].url != nil,
+                let due = notifications[index].notification.nextAttemptDate, due <= now
             else { continue }
-            if record.fault == .reorder, record.notification.attempts.isEmpty,
-                !notifications[(index + 1)...].contains(where: { !$0.notification.attempts.isEmpty })
+            if notifications[index].fault == .reorder, notifications[index].notification.attempts.isEmpty,
+                !notifications.indices[(index + 1)...].contains(where: { !notifications[$0].notification.attempts.isEmpty })
             {
                 continue
             }
-            if let current = best, let currentDue = notifications[current].notification.nextAttemptDate,
-                currentDue <= due
-            {
-                continue
-            }
+            if let bestDue, bestDue <= due { continue }
             best = index
+            bestDue = due
         }
         return best
     }
