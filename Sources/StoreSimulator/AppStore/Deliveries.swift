@@ -67,7 +67,8 @@ extension AppStoreSimulation {
     private func takeDelivery() -> DeliveryJob? {
         let now = clock.now()
         return state.withLock { state in
-            guard !state.notifications.indices.contains(where: { state.notifications[$0].inFlight }), let index = state.nextDelivery(now: now),
+            guard !state.notifications.indices.contains(where: { state.notifications[$0].inFlight }),
+                let index = state.nextDelivery(now: now),
                 let url = state.notifications[index].url
             else { return nil }
             state.notifications[index].inFlight = true
@@ -117,7 +118,9 @@ extension AppStoreSimulation.State {
                 let due = notifications[index].notification.nextAttemptDate, due <= now
             else { continue }
             if notifications[index].fault == .reorder, notifications[index].notification.attempts.isEmpty,
-                !notifications.indices[(index + 1)...].contains(where: { !notifications[$0].notification.attempts.isEmpty })
+                !notifications.indices[(index + 1)...].contains(where: {
+                    !notifications[$0].notification.attempts.isEmpty
+                })
             {
                 continue
             }
