@@ -123,36 +123,35 @@ public struct NotificationInbox: Sendable {
     /// fails, the batch is rolled back and applied again with each notification in a savepoint of
     /// its own, so that only the failing one fails.
     func apply(_ changes: [Interpreted], at now: Date) async throws -> [Result<[Purchase], ApplyFailure>] {
-        let recorder = self.recorder
         do {
-            return try await storage.transaction { transaction in
-                var outcomes: [Result<[Purchase], ApplyFailure>] = []
-                var done: [InboxNotification] = []
-                for (item, change) in changes {
-                    let unsettled = try await Self.record(change, recorder: recorder, in: transaction)
-                    if unsettled.isEmpty { done.append(item) }
-                    outcomes.append(.success(unsettled))
-                }
-                try await transaction.markNotificationsProcessed(done, at: now)
-                return outcomes
-            }
+            return try await applyInOneTransaction(changes, at: now, isolatingEach: false)
         } catch {
             guard changes.count > 1 else { throw error }
             logger.debug(
                 "a batch failed as a whole; applying its notifications one by one",
                 metadata: ["notifications": "\(changes.count)", "error": "\(error)"])
         }
+        return try await applyInOneTransaction(changes, at: now, isolatingEach: true)
+    }
+
+    /// Records every change and marks those done processed, in one transaction. Isolating each
+    /// (a savepoint per notification) turns a notification's failure into its outcome; otherwise
+    /// the first failure fails the whole transaction.
+    private func applyInOneTransaction(_ changes: [Interpreted], at now: Date, isolatingEach: Bool) async throws
+        -> [Result<[Purchase], ApplyFailure>]
+    {
+        let recorder = self.recorder
         return try await storage.transaction { transaction in
             var outcomes: [Result<[Purchase], ApplyFailure>] = []
             var done: [InboxNotification] = []
             for (item, change) in changes {
+                let record = { @Sendable in try await Self.record(change, recorder: recorder, in: transaction) }
                 do {
-                    let unsettled = try await transaction.savepoint {
-                        try await Self.record(change, recorder: recorder, in: transaction)
-                    }
+                    let unsettled = isolatingEach ? try await transaction.savepoint(record) : try await record()
                     if unsettled.isEmpty { done.append(item) }
                     outcomes.append(.success(unsettled))
                 } catch {
+                    guard isolatingEach else { throw error }
                     if let storageError = error as? StorageError, storageError.isRetryable { throw error }
                     outcomes.append(.failure(ApplyFailure(description: "\(error)")))
                 }
