@@ -55,14 +55,14 @@ import Testing
             }
             // Both stores meet the dead server before it comes back (otherwise a fast restart can
             // take every delivery on its first attempt and nothing is redelivered).
-            try await Self.waitUntil(timeout: 30) {
+            try await waitUntil(timeout: 30) {
                 simulator.appStore.notifications.contains { $0.attempts.contains { $0.sendAttemptResult != "SUCCESS" } }
                     && simulator.googlePlay.pushes.contains { $0.attempts.contains { !$0.acknowledged } }
             }
             server = try await ServerProcess.start(config: configPath, port: port)
 
             // Every notification is eventually answered with a 2xx…
-            try await Self.waitUntil(timeout: 90) {
+            try await waitUntil(timeout: 90) {
                 simulator.appStore.notifications.allSatisfy { $0.status == .delivered }
                     && simulator.googlePlay.pushes.allSatisfy { $0.status == .acknowledged }
             }
@@ -75,7 +75,7 @@ import Testing
 
             // …and processed exactly once: 100 coins per App Store purchase, 2 × 10 per Google one.
             let expected = purchases * 100 + purchases * 20
-            try await Self.waitUntil(timeout: 60) {
+            try await waitUntil(timeout: 60) {
                 (try? await Self.coins("dora", on: server.baseURL)) == expected
             }
             try await Task.sleep(for: .milliseconds(500))
@@ -128,30 +128,11 @@ import Testing
     }
 
     static func createCustomer(_ id: String, on baseURL: String) async throws -> UUID {
-        var request = URLRequest(url: try #require(URL(string: "\(baseURL)/v1/customers/\(id)")))
-        request.httpMethod = "PUT"
-        request.setValue("Bearer \(apiKey)", forHTTPHeaderField: "Authorization")
-        let (body, _) = try await URLSession.shared.data(for: request)
-        let object = try JSONSerialization.jsonObject(with: body) as? [String: Any]
-        return try #require(UUID(uuidString: object?["appAccountToken"] as? String ?? ""))
+        try await ServerAPI(baseURL: baseURL, apiKey: apiKey).createCustomer(id)
     }
 
     static func coins(_ id: String, on baseURL: String) async throws -> Int {
-        var request = URLRequest(url: try #require(URL(string: "\(baseURL)/v1/customers/\(id)")))
-        request.setValue("Bearer \(apiKey)", forHTTPHeaderField: "Authorization")
-        let (body, _) = try await URLSession.shared.data(for: request)
-        let object = try JSONSerialization.jsonObject(with: body) as? [String: Any]
+        let object = try await ServerAPI(baseURL: baseURL, apiKey: apiKey).json("/v1/customers/\(id)") as? [String: Any]
         return (object?["balances"] as? [String: Int])?["coins"] ?? 0
-    }
-
-    static func waitUntil(timeout: TimeInterval, _ condition: () async -> Bool) async throws {
-        let deadline = Date().addingTimeInterval(timeout)
-        while await !condition() {
-            guard Date() < deadline else {
-                Issue.record("not reached within \(timeout) s")
-                return
-            }
-            try await Task.sleep(for: .milliseconds(50))
-        }
     }
 }

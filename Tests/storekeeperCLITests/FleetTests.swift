@@ -265,16 +265,11 @@ import Testing
     }
 
     static func request(_ path: String, on baseURL: String, method: String = "GET") async throws -> Any {
-        var request = URLRequest(url: try #require(URL(string: baseURL + path)))
-        request.httpMethod = method
-        request.setValue("Bearer \(apiKey)", forHTTPHeaderField: "Authorization")
-        let (body, _) = try await URLSession.shared.data(for: request)
-        return try JSONSerialization.jsonObject(with: body)
+        try await ServerAPI(baseURL: baseURL, apiKey: apiKey).json(path, method: method)
     }
 
     static func createCustomer(_ id: String, on baseURL: String) async throws -> UUID {
-        let object = try await request("/v1/customers/\(id)", on: baseURL, method: "PUT") as? [String: Any]
-        return try #require(UUID(uuidString: object?["appAccountToken"] as? String ?? ""))
+        try await ServerAPI(baseURL: baseURL, apiKey: apiKey).createCustomer(id)
     }
 
     static func customerView(_ id: String, on baseURL: String) async throws -> Any {
@@ -285,17 +280,6 @@ import Testing
     static func inbox(_ status: String, on baseURL: String) async throws -> Int {
         let object = try await request("/v1/inbox?status=\(status)&limit=1000", on: baseURL) as? [String: Any]
         return (object?["notifications"] as? [Any])?.count ?? -1
-    }
-
-    static func waitUntil(timeout: TimeInterval, _ condition: () async -> Bool) async throws {
-        let deadline = Date().addingTimeInterval(timeout)
-        while await !condition() {
-            guard Date() < deadline else {
-                Issue.record("not reached within \(timeout) s")
-                return
-            }
-            try await Task.sleep(for: .milliseconds(50))
-        }
     }
 }
 
