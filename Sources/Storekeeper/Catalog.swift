@@ -24,10 +24,15 @@ public struct CatalogProduct: Sendable, Hashable, Codable {
     /// The subscription group (App Store) or subscription (Google Play) this belongs to; products
     /// in one group replace each other on upgrade.
     public var group: String?
+    /// What a prorated refund does to the entitlements it grants (balances lose the refunded share).
+    public var proratedRefund: ProratedRefundRule
+    /// Where answering a refund consumption request for this product departs from its app's policy.
+    public var refundPolicy: RefundPolicyOverride?
 
     public init(
         id: String, store: Store, kind: ProductKind, entitlements: [String] = [], balance: String? = nil,
-        credits: Int = 0, group: String? = nil
+        credits: Int = 0, group: String? = nil, proratedRefund: ProratedRefundRule = .revoke,
+        refundPolicy: RefundPolicyOverride? = nil
     ) {
         self.id = id
         self.store = store
@@ -36,6 +41,8 @@ public struct CatalogProduct: Sendable, Hashable, Codable {
         self.balance = balance
         self.credits = credits
         self.group = group
+        self.proratedRefund = proratedRefund
+        self.refundPolicy = refundPolicy
     }
 }
 

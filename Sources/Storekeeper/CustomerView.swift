@@ -11,14 +11,18 @@ public struct CustomerView: Sendable, Hashable, Codable {
     public var subscriptions: [PurchaseView]
     public var oneTimePurchases: [PurchaseView]
     public var balances: [String: Int]
+    /// Whether the customer consented to share consumption data in refund requests; nil when
+    /// never asked (nothing is then sent).
+    public var consumptionConsent: ConsumptionConsent?
 
     /// - Parameter access: which environments' purchases grant access in this deployment; a
     ///   purchase it does not admit is listed, never granting anything.
     public init(
         customer: Customer, purchases: [Purchase], balances: [String: Int], catalog: Catalog,
-        access: EnvironmentAccess, at now: Date
+        access: EnvironmentAccess, consumptionConsent: ConsumptionConsent? = nil, at now: Date
     ) {
         customerID = customer.id
+        self.consumptionConsent = consumptionConsent
         appAccountToken = customer.appAccountToken
         asOf = now
         let views = purchases.sorted { $0.key < $1.key }.map { PurchaseView($0, access: access, at: now) }

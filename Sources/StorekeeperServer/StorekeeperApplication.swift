@@ -23,6 +23,10 @@ public final class StorekeeperApplication: Sendable {
     let worker: NotificationWorker
     let sweeper: PeriodicService
     let catchUp: PeriodicService
+    let refundAnswering: PeriodicService
+    /// Answers refund consumption requests (run by ``backgroundServices``; callable directly, e.g.
+    /// by tests and the demo on a simulated clock).
+    public let refundAnswers: RefundRequestAnswerer
     /// Catches up on what the stores failed to deliver (run by ``backgroundServices``; callable
     /// directly, e.g. by tests on a simulated clock).
     public let recovery: MissedNotificationRecovery
@@ -87,6 +91,22 @@ public final class StorekeeperApplication: Sendable {
             let tried = try await settler.sweepUnacknowledged()
             if tried > 0 { logger.info("retried store acknowledgements", metadata: ["count": "\(tried)"]) }
         }
+        var refundPolicies: [AppID: RefundPolicy] = [:]
+        for app in configuration.apps {
+            if let appStore = app.appStore { refundPolicies[AppID(appStore.bundleID)] = appStore.refundPolicy }
+        }
+        let refundAnswers = RefundRequestAnswerer(
+            storage: storage, stores: stores, catalog: catalog, access: configuration.access,
+            policies: refundPolicies, settings: configuration.processing.refundAnswers, clock: clock, logger: logger,
+            onSettled: { metrics.refundRequestSettled($0) })
+        self.refundAnswers = refundAnswers
+        let refundInterval = configuration.processing.refundAnswers.interval
+        refundAnswering = PeriodicService(
+            "refund answers", every: refundInterval, lease: lease("refund-answers", every: refundInterval),
+            logger: logger
+        ) {
+            while try await refundAnswers.answerDue() > 0 {}
+        }
         let recovery = MissedNotificationRecovery(inbox: inbox, settings: configuration.processing.catchUp)
         self.recovery = recovery
         // What the catch-up stores it processes itself; the worker's poll retries any failure.
@@ -146,6 +166,7 @@ public final class StorekeeperApplication: Sendable {
         NotificationRoutes(inbox: inbox, metrics: metrics, wake: { worker.wake() }).register(on: v1)
         let authenticated = v1.group().add(middleware: APIKeyMiddleware(keys: configuration.apiKeys))
         CustomerRoutes(service: customers).register(on: authenticated)
+        RefundRoutes(service: customers).register(on: authenticated)
         InboxRoutes(storage: storage).register(on: authenticated)
         return router
     }
@@ -166,6 +187,7 @@ public final class StorekeeperApplication: Sendable {
     }
 
     /// The background work: processing stored notifications, retrying Google Play
-    /// acknowledgements that failed, and catching up on missed notifications.
-    public var backgroundServices: [any Service] { [worker, sweeper, catchUp] }
+    /// acknowledgements that failed, catching up on missed notifications, and answering refund
+    /// consumption requests.
+    public var backgroundServices: [any Service] { [worker, sweeper, catchUp, refundAnswering] }
 }

@@ -145,6 +145,26 @@ public protocol StorageTransaction: Sendable {
     /// Deletes the calls of `scope` admitted at or before `horizon` (they count against nothing).
     func pruneQuotaAdmissions(scope: String, through horizon: Date) async throws
 
+    // MARK: Refund decisions
+
+    /// Whether the customer consented to share consumption data; nil when never asked.
+    func consumptionConsent(of customer: CustomerID) async throws -> ConsumptionConsent?
+    /// Records the customer's answer, or forgets it (nil: unknown again).
+    func saveConsumptionConsent(_ consent: ConsumptionConsent?, of customer: CustomerID) async throws
+    /// The usage the app reported for the purchase, if any.
+    func purchaseUsage(_ key: PurchaseKey) async throws -> PurchaseUsage?
+    /// Inserts or replaces the usage reported for its purchase.
+    func savePurchaseUsage(_ usage: PurchaseUsage) async throws
+    /// Stores a refund request unless one with its store and id exists; returns whether it was new.
+    func insertRefundRequest(_ request: RefundRequest) async throws -> Bool
+    /// Pending refund requests due at `now`, oldest first, leased to the caller: their
+    /// `nextAttemptAt` moves to `now + lease` so that no other sender takes them meanwhile.
+    func claimDueRefundRequests(now: Date, limit: Int, lease: TimeInterval) async throws -> [RefundRequest]
+    /// Updates the request with the same store and id (its answer, status and attempts).
+    func updateRefundRequest(_ request: RefundRequest) async throws
+    /// The refund requests of the customer's purchases, oldest first.
+    func refundRequests(of customer: CustomerID) async throws -> [RefundRequest]
+
     /// A named position kept between runs (e.g. the last notification-history date fetched).
     func cursor(_ name: String) async throws -> String?
     func setCursor(_ name: String, to value: String) async throws

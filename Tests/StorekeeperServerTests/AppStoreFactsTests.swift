@@ -109,10 +109,113 @@ import Testing
         #expect(try observe(Self.transaction(expires: Self.now), Self.renewal()).state == .expired)
     }
 
-    @Test func aRevocationDateRevokesWhateverTheStatus() throws {
-        let revoked = Self.transaction(revoked: Self.now.addingTimeInterval(-60), revocationType: .refundFull)
-        #expect(try observe(revoked, Self.renewal(), status: .active).state == .revoked)
+    // MARK: Refunds of subscriptions (a fact about one transaction)
+
+    func billingEvent(
+        _ transaction: JWSTransaction, status: SubscriptionStatus?
+    ) throws -> TransactionFact? {
+        let observation = try AppStoreFacts.observation(
+            transaction: transaction, renewalInfo: Self.renewal(), status: status, observedAt: Self.now,
+            catalog: catalog)
+        guard case .billingEvent(let event, let key) = observation else { return nil }
+        #expect(key == .appStore("1000"))
+        return event
+    }
+
+    @Test(arguments: [RevocationType.refundFull, .refundProrated, .familyRevoke])
+    func theCurrentTransactionRefundedRevokesTheSubscription(type: RevocationType) throws {
+        let revoked = Self.transaction(
+            revoked: Self.now.addingTimeInterval(-60), revocationType: type,
+            revocationPercentage: type == .refundProrated ? 40_000 : nil)
+        #expect(try observe(revoked, Self.renewal(), status: .revoked).state == .revoked)
+        // A submitted transaction carries no status: its period not ended, it is the current one.
         #expect(try observe(revoked, Self.renewal()).state == .revoked)
+    }
+
+    @Test func aRefundOfAnOlderRenewalIsOnlyABillingEventOfIt() throws {
+        // The status says the subscription is active: the refunded transaction is not the latest.
+        let older = Self.transaction(
+            transactionID: "1002", expires: Self.now.addingTimeInterval(-2 * Self.day),
+            revoked: Self.now.addingTimeInterval(-60), revocationType: .refundFull)
+        let event = try #require(try billingEvent(older, status: .active))
+        #expect(event.id == "1002")
+        #expect(event.revokedAt == Self.now.addingTimeInterval(-60))
+        #expect(event.refundedFraction == 1)
+        // Without a status, a period that ended tells the same.
+        #expect(try billingEvent(older, status: nil)?.id == "1002")
+        // Even a refund of the current period's transaction follows the status while it says active.
+        let current = Self.transaction(revoked: Self.now.addingTimeInterval(-60), revocationType: .refundFull)
+        #expect(try billingEvent(current, status: .active)?.id == "1001")
+    }
+
+    @Test func aReversedRefundOfAnOlderRenewalIsOnlyABillingEventOfIt() throws {
+        let older = Self.transaction(transactionID: "1002", expires: Self.now.addingTimeInterval(-2 * Self.day))
+        let event = try #require(try billingEvent(older, status: .active))
+        #expect(event.revokedAt == nil)
+        #expect(event.refundedFraction == 0)
+    }
+
+    // MARK: Prorated refunds of one-time purchases
+
+    func oneTime(
+        _ type: TransactionType, product: String, revocation: RevocationType, percentage: Int32?,
+        rule: ProratedRefundRule = .revoke
+    ) throws -> PurchaseFact {
+        let catalog = Catalog([
+            CatalogProduct(
+                id: "lifetime", store: .appStore, kind: .nonConsumable, entitlements: ["lifetime"],
+                proratedRefund: rule),
+            CatalogProduct(
+                id: "pass.year", store: .appStore, kind: .nonRenewingSubscription, entitlements: ["pass"],
+                proratedRefund: rule),
+            CatalogProduct(id: "coins.100", store: .appStore, kind: .consumable, balance: "coins", credits: 100),
+        ])
+        let observation = try AppStoreFacts.observation(
+            transaction: Self.transaction(
+                product: product, type: type, expires: nil, revoked: Self.now, revocationType: revocation,
+                revocationPercentage: percentage),
+            renewalInfo: nil, status: nil, observedAt: Self.now, catalog: catalog)
+        guard case .purchase(let fact, _) = observation else { throw ServerError(.internal, "not a purchase fact") }
+        return fact
+    }
+
+    @Test func aProratedRefundLeavesAConsumableActiveForItsLedgerToTakeTheShare() throws {
+        let fact = try oneTime(.consumable, product: "coins.100", revocation: .refundProrated, percentage: 30_000)
+        #expect(fact.state == .active)
+        #expect(fact.transactions.map(\.refundedFraction) == [0.3])
+        let full = try oneTime(.consumable, product: "coins.100", revocation: .refundFull, percentage: nil)
+        #expect(full.state == .revoked)
+    }
+
+    @Test(arguments: [
+        (ProratedRefundRule.revoke, Int32(30_000), SubscriptionState.revoked),
+        (.keep, 30_000, .active),
+        (.keep, 100_000, .revoked),
+        (.revokeFromPercent(50), 30_000, .active),
+        (.revokeFromPercent(50), 50_000, .revoked),
+        (.revokeFromPercent(50), 80_000, .revoked),
+    ])
+    func aProratedRefundTakesAnEntitlementByTheProductsRule(
+        rule: ProratedRefundRule, percentage: Int32, expected: SubscriptionState
+    ) throws {
+        for (type, product) in [
+            (TransactionType.nonConsumable, "lifetime"), (.nonRenewingSubscription, "pass.year"),
+        ] {
+            let fact = try oneTime(type, product: product, revocation: .refundProrated, percentage: percentage, rule: rule)
+            #expect(fact.state == expected, "\(product) \(rule) \(percentage)")
+        }
+    }
+
+    @Test(arguments: [RevocationType.refundFull, .familyRevoke])
+    func aFullRefundOrFamilyRevocationRevokesAnyOneTimePurchase(type: RevocationType) throws {
+        for (kind, product) in [
+            (TransactionType.nonConsumable, "lifetime"), (.nonRenewingSubscription, "pass.year"),
+            (.consumable, "coins.100"),
+        ] {
+            let fact = try oneTime(kind, product: product, revocation: type, percentage: nil, rule: .keep)
+            #expect(fact.state == .revoked, "\(product)")
+            #expect(fact.transactions.map(\.refundedFraction) == [1])
+        }
     }
 
     @Test func anUpgradedTransactionIsOnlyABillingEvent() throws {

@@ -75,6 +75,40 @@ import Testing
         #expect(!revoked.needsAcknowledgement)
     }
 
+    // MARK: Voided orders of a subscription (seed 001: voids stay separate from status)
+
+    @Test func aVoidOfAnOlderOrderRevokesThatOrderAndLeavesTheSubscriptionsState() throws {
+        let active = try GooglePlayFacts.subscription(
+            subscription(.active, acknowledged: true), app: app, token: "t", observedAt: now, catalog: catalog)
+        let older = TransactionFact(
+            id: "GPA.1111-2222-3333-44444..0", productID: "premium.monthly", purchasedAt: now.addingTimeInterval(-60 * 86_400),
+            observedAt: now.addingTimeInterval(-60 * 86_400))
+        let voided = GooglePlayFacts.voidingOrder(
+            "GPA.1111-2222-3333-44444..0", of: active, known: older, at: now.addingTimeInterval(-5))
+        #expect(voided.state == .active)
+        #expect(voided.expiresAt == active.expiresAt)
+        let order = try #require(voided.transactions.first { $0.id == "GPA.1111-2222-3333-44444..0" })
+        #expect(order.revokedAt == now.addingTimeInterval(-5))
+        #expect(order.refundedFraction == 1)
+        #expect(order.purchasedAt == older.purchasedAt)
+        // The latest order is reported unrevoked, as of its purchase: it can't outweigh the void.
+        let latest = try #require(voided.transactions.first { $0.id == "GPA.1111-2222-3333-44444..2" })
+        #expect(latest.revokedAt == nil)
+        #expect(latest.observedAt < order.observedAt)
+    }
+
+    @Test func aVoidOfTheLatestOrderOfAnEndedSubscriptionRevokesIt() throws {
+        let ended = try GooglePlayFacts.subscription(
+            subscription(.expired, acknowledged: true), app: app, token: "t", observedAt: now, catalog: catalog)
+        let voided = GooglePlayFacts.voidingOrder("GPA.1111-2222-3333-44444..2", of: ended, known: nil, at: now)
+        #expect(voided.state == .revoked)
+        #expect(voided.transactions.map(\.refundedFraction) == [1])
+        // Google keeps a subscription whose latest order was refunded without revoking it running.
+        let running = try GooglePlayFacts.subscription(
+            subscription(.active, acknowledged: true), app: app, token: "t", observedAt: now, catalog: catalog)
+        #expect(GooglePlayFacts.voidingOrder("GPA.1111-2222-3333-44444..2", of: running, known: nil, at: now).state == .active)
+    }
+
     @Test func aSubscriptionWithoutLineItemsIsRefused() {
         #expect(throws: ServerError.self) {
             try GooglePlayFacts.subscription(

@@ -46,6 +46,8 @@ public struct APIErrorCode: RawRepresentable, Hashable, Sendable, Codable, Custo
     public static let invalidTransactionNotConsumable = Self(rawValue: 4_000_043)
     public static let invalidTransactionTypeNotSupported = Self(rawValue: 4_000_047)
     public static let appTransactionIdNotSupported = Self(rawValue: 4_000_048)
+    /// Send Consumption Information: a `consumptionPercentage` for an auto-renewable subscription.
+    public static let consumptionPercentageAutoRenewableSubscription = Self(rawValue: 4_000_209)
     public static let subscriptionExtensionIneligible = Self(rawValue: 4_030_004)
     public static let subscriptionMaxExtension = Self(rawValue: 4_030_005)
     public static let familySharedSubscriptionExtensionIneligible = Self(rawValue: 4_030_007)

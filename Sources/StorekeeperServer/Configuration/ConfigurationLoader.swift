@@ -126,6 +126,13 @@ struct Parse {
         catchUp.refreshInterval = seconds("processing.catchUp.refreshInterval") ?? catchUp.refreshInterval
         catchUp.refreshBatch = int("processing.catchUp.refreshBatch", in: 1...10_000) ?? catchUp.refreshBatch
         processing.catchUp = catchUp
+        var refundAnswers = processing.refundAnswers
+        refundAnswers.interval = seconds("processing.refundAnswers.interval") ?? refundAnswers.interval
+        refundAnswers.initialRetryDelay =
+            seconds("processing.refundAnswers.initialRetryDelay") ?? refundAnswers.initialRetryDelay
+        refundAnswers.maxRetryDelay = seconds("processing.refundAnswers.maxRetryDelay") ?? refundAnswers.maxRetryDelay
+        refundAnswers.lease = seconds("processing.refundAnswers.lease") ?? refundAnswers.lease
+        processing.refundAnswers = refundAnswers
         let quotas = self.quotas()
         let apps = self.apps()
         let catalog = self.catalog(apps: apps)
@@ -292,7 +299,99 @@ struct Parse {
         }
         app.apiBaseURL = url("\(path).apiBaseUrl")
         app.sandboxAPIBaseURL = url("\(path).sandboxApiBaseUrl")
+        if let raw = rawValue(at: "\(path).refundPolicy"),
+            let policy = refundPolicyOverride(raw, path: "\(path).refundPolicy")
+        {
+            app.refundPolicy = RefundPolicy().overridden(by: policy)
+        }
         return app
+    }
+
+    /// The raw JSON value at a dotted key path of the file (for sections read as a whole).
+    func rawValue(at path: String) -> Any? {
+        var value: Any? = root
+        for key in path.split(separator: ".") { value = (value as? [String: Any])?[String(key)] }
+        return value
+    }
+
+    /// A refund policy (docs/configuration.md, "Refund policy"): `answer`, `preference`,
+    /// `sampleContentProvided`, each optional.
+    mutating func refundPolicyOverride(_ raw: Any, path: String) -> RefundPolicyOverride? {
+        guard let entry = raw as? [String: Any] else {
+            problem(path, "must be an object with answer, preference and/or sampleContentProvided")
+            return nil
+        }
+        var policy = RefundPolicyOverride()
+        for key in entry.keys.sorted() where !["answer", "preference", "sampleContentProvided"].contains(key) {
+            problem("\(path).\(key)", "unknown key (expected answer, preference or sampleContentProvided)")
+        }
+        if let answer = entry["answer"] {
+            if let answer = answer as? Bool { policy.answer = answer } else { problem("\(path).answer", "is not true or false") }
+        }
+        if let sample = entry["sampleContentProvided"] {
+            if let sample = sample as? Bool {
+                policy.sampleContentProvided = sample
+            } else {
+                problem("\(path).sampleContentProvided", "is not true or false")
+            }
+        }
+        if let preference = entry["preference"] {
+            policy.preference = refundPreferenceRule(preference, path: "\(path).preference")
+        }
+        return policy
+    }
+
+    /// `none`, `GRANT_FULL`, `GRANT_PRORATED`, `DECLINE`, or
+    /// `{"declineAboveConsumedPercent": 50, "otherwise": "GRANT_PRORATED"}`.
+    mutating func refundPreferenceRule(_ raw: Any, path: String) -> RefundPreferenceRule? {
+        let names = (["none"] + RefundPreference.allCases.map(\.rawValue)).joined(separator: ", ")
+        if let name = raw as? String {
+            if name == "none" { return .noPreference }
+            guard let preference = RefundPreference(rawValue: name) else {
+                problem(path, "unknown preference '\(name)' (expected one of: \(names), or a rule object)")
+                return nil
+            }
+            return .fixed(preference)
+        }
+        guard let rule = raw as? [String: Any] else {
+            problem(path, "must be one of \(names), or {\"declineAboveConsumedPercent\": N, \"otherwise\": …}")
+            return nil
+        }
+        for key in rule.keys.sorted() where !["declineAboveConsumedPercent", "otherwise"].contains(key) {
+            problem("\(path).\(key)", "unknown key (expected declineAboveConsumedPercent and otherwise)")
+        }
+        guard let threshold = (rule["declineAboveConsumedPercent"] as? NSNumber)?.doubleValue,
+            (0...100).contains(threshold)
+        else {
+            problem("\(path).declineAboveConsumedPercent", "must be a number from 0 to 100")
+            return nil
+        }
+        guard let otherwiseName = rule["otherwise"] as? String, let otherwise = RefundPreference(rawValue: otherwiseName),
+            otherwise != .decline
+        else {
+            problem("\(path).otherwise", "must be GRANT_FULL or GRANT_PRORATED")
+            return nil
+        }
+        return .byConsumedShare(declineAbovePercent: threshold, otherwise: otherwise)
+    }
+
+    /// `revoke` (the default), `keep`, or `{"revokeFromPercent": N}`.
+    mutating func proratedRefundRule(_ raw: Any, path: String) -> ProratedRefundRule? {
+        switch raw {
+        case let name as String where name == "revoke": return .revoke
+        case let name as String where name == "keep": return .keep
+        case let rule as [String: Any]:
+            guard rule.count == 1, let percent = (rule["revokeFromPercent"] as? NSNumber)?.doubleValue,
+                (0...100).contains(percent)
+            else {
+                problem(path, "must be {\"revokeFromPercent\": N} with N from 0 to 100")
+                return nil
+            }
+            return .revokeFromPercent(percent)
+        default:
+            problem(path, "must be revoke, keep or {\"revokeFromPercent\": N}")
+            return nil
+        }
     }
 
     mutating func googlePlay(_ path: String) -> GooglePlayAppConfiguration? {
@@ -372,10 +471,28 @@ struct Parse {
         } else if entitlements.isEmpty {
             problem("\(path).entitlements", "a \(kind.rawValue) product must grant at least one entitlement")
         }
-        return CatalogProduct(
+        var product = CatalogProduct(
             id: id, store: store, kind: kind, entitlements: entitlements, balance: balance, credits: credits,
             group: entry["group"] as? String
         )
+        if let raw = entry["proratedRefund"] {
+            if kind == .subscription || kind == .consumable {
+                problem(
+                    "\(path).proratedRefund",
+                    "applies to non-consumables and non-renewing subscriptions only (a \(kind.rawValue) is refunded by transaction or by share)"
+                )
+            } else if let rule = proratedRefundRule(raw, path: "\(path).proratedRefund") {
+                product.proratedRefund = rule
+            }
+        }
+        if let raw = entry["refundPolicy"] {
+            if store != .appStore {
+                problem("\(path).refundPolicy", "only App Store products are asked for consumption information")
+            } else {
+                product.refundPolicy = refundPolicyOverride(raw, path: "\(path).refundPolicy")
+            }
+        }
+        return product
     }
 
     // MARK: Values

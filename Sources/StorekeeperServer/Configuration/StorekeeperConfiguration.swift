@@ -138,6 +138,8 @@ public struct AppStoreAppConfiguration: Sendable, Hashable {
     /// Overrides of Apple's base URLs (the simulator's, in tests and the demo).
     public var apiBaseURL: String?
     public var sandboxAPIBaseURL: String?
+    /// How refund consumption requests for this app are answered (products may override it).
+    public var refundPolicy = RefundPolicy()
 
     public init(
         bundleID: String, appAppleID: Int64? = nil, environments: [PurchaseEnvironment] = [.production, .sandbox],
@@ -214,6 +216,8 @@ public struct ProcessingSettings: Sendable, Hashable {
     /// How long a background job's lease lasts without renewal: how soon another instance takes
     /// the job over from one that died. Nil: twice the job's interval plus a minute.
     public var jobLease: TimeInterval?
+    /// Answering refund consumption requests.
+    public var refundAnswers = RefundAnswerSettings()
 
     public init(
         initialRetryDelay: TimeInterval = 5, maxRetryDelay: TimeInterval = 3600, pollInterval: TimeInterval = 1,
@@ -229,6 +233,19 @@ public struct ProcessingSettings: Sendable, Hashable {
         self.lease = lease
         self.acknowledgementSweepInterval = acknowledgementSweepInterval
     }
+}
+
+/// How refund consumption requests are answered: looked for every `interval`; a failed send
+/// (429, 5xx, network) is retried after `initialRetryDelay`, doubling up to `maxRetryDelay`, until
+/// the store's window closes.
+public struct RefundAnswerSettings: Sendable, Hashable {
+    public var interval: TimeInterval = 30
+    public var initialRetryDelay: TimeInterval = 60
+    public var maxRetryDelay: TimeInterval = 3600
+    /// How long a claimed request is reserved for the sender that claimed it.
+    public var lease: TimeInterval = 120
+
+    public init() {}
 }
 
 /// The limits store calls are kept within, counted in storage so that instances sharing one

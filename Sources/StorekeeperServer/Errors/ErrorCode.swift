@@ -13,6 +13,8 @@ public enum ErrorCode: String, Sendable, Hashable, CaseIterable {
     case missingAPIKey = "missing-api-key"
     case invalidAPIKey = "invalid-api-key"
     case readOnlyAPIKey = "read-only-api-key"
+    /// A usage report that can't be (a share above 100 %, a share for a consumable or subscription).
+    case invalidUsage = "invalid-usage"
 
     // What the request or notification carries.
     /// A signed payload failed verification (forged, wrong chain, wrong app or environment).
@@ -39,6 +41,8 @@ public enum ErrorCode: String, Sendable, Hashable, CaseIterable {
     /// The purchase was stored before apps were recorded and its app is not known yet.
     case purchaseAppUnknown = "purchase-app-unknown"
     case ownershipConflict = "ownership-conflict"
+    /// The purchase belongs to another customer than the one named in the path.
+    case purchaseNotOwned = "purchase-not-owned"
     case insufficientBalance = "insufficient-balance"
     case idempotencyKeyReused = "idempotency-key-reused"
     /// The server can't do this with its configuration (no API key for the store, …).
@@ -58,12 +62,12 @@ public enum ErrorCode: String, Sendable, Hashable, CaseIterable {
     public var status: HTTPResponse.Status {
         switch self {
         case .malformedBody, .malformedSubmission, .invalidCustomerID, .invalidAmount, .invalidIdempotencyKey,
-            .invalidQuery, .invalidSignedData, .malformedPayload:
+            .invalidQuery, .invalidSignedData, .malformedPayload, .invalidUsage:
             .badRequest
         case .missingAPIKey, .invalidAPIKey, .invalidPushToken: .unauthorized
         case .readOnlyAPIKey: .forbidden
         case .customerNotFound, .purchaseNotFound: .notFound
-        case .ownershipConflict, .insufficientBalance, .idempotencyKeyReused: .conflict
+        case .ownershipConflict, .insufficientBalance, .idempotencyKeyReused, .purchaseNotOwned: .conflict
         case .unknownApp, .appRequired, .environmentNotAccepted, .sandboxPurchaseInProduction, .transactionUpgraded,
             .purchaseAppUnknown, .notConfigured:
             .unprocessableContent

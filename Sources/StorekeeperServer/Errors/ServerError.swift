@@ -9,11 +9,16 @@ public struct ServerError: Error, Sendable, CustomStringConvertible {
     public var message: String
     /// What this error translates (e.g. an `AppStoreServerAPIError` with Apple's error code).
     public var underlying: (any Error & Sendable)?
+    /// The store's own error code, when its answer carried one (Apple's `errorCode`).
+    public var storeErrorCode: Int?
 
-    public init(_ code: ErrorCode, _ message: String, underlying: (any Error & Sendable)? = nil) {
+    public init(
+        _ code: ErrorCode, _ message: String, underlying: (any Error & Sendable)? = nil, storeErrorCode: Int? = nil
+    ) {
         self.code = code
         self.message = message
         self.underlying = underlying
+        self.storeErrorCode = storeErrorCode
     }
 
     public var description: String { "\(code.rawValue): \(message)" }

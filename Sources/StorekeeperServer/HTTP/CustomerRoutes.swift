@@ -22,11 +22,42 @@ struct CustomerRoutes {
         var id: String
         var appAccountToken: String
         var created: Bool
+        var consumptionConsent: ConsumptionConsent?
+    }
+
+    /// `PUT /v1/customers/{id}`'s optional body: `consumptionConsent` true, false or null (unknown).
+    struct CustomerUpdate: Decodable {
+        var consumptionConsent: Bool?
+        /// Whether the body names the consent at all (null clears it; absent leaves it).
+        var setsConsent: Bool
+
+        enum CodingKeys: String, CodingKey {
+            case consumptionConsent
+        }
+
+        init(from decoder: any Decoder) throws {
+            let container = try decoder.container(keyedBy: CodingKeys.self)
+            setsConsent = container.contains(.consumptionConsent)
+            consumptionConsent = try container.decodeIfPresent(Bool.self, forKey: .consumptionConsent)
+        }
     }
 
     func register(on group: RouterGroup<BasicRequestContext>) {
-        group.put("customers/:id") { _, context in
+        group.put("customers/:id") { request, context in
             let id = try customerID(context)
+            let body = try await request.body.collect(upTo: 64 * 1024)
+            // With a body, the customer is updated and must exist: consent never creates one.
+            if body.readableBytes > 0 {
+                let update = try decodeJSONBody(CustomerUpdate.self, Data(buffer: body))
+                guard update.setsConsent else {
+                    throw ServerError(.malformedBody, "the body sets nothing (expected consumptionConsent)")
+                }
+                let view = try await service.setConsumptionConsent(update.consumptionConsent, for: id)
+                return try JSONResponse.make(
+                    CreatedCustomer(
+                        id: view.customerID.rawValue, appAccountToken: view.appAccountToken.uuidString.lowercased(),
+                        created: false, consumptionConsent: view.consumptionConsent))
+            }
             let (customer, created) = try await service.createOrFetch(id)
             return try JSONResponse.make(
                 CreatedCustomer(
@@ -77,12 +108,13 @@ struct CustomerRoutes {
             )
         }
     }
+}
 
-    func customerID(_ context: BasicRequestContext) throws -> CustomerID {
-        let raw = context.parameters.get("id") ?? ""
-        if let problem = CustomerID.problem(with: raw) { throw ServerError(.invalidCustomerID, problem) }
-        return CustomerID(raw)
-    }
+/// The customer id of a `/v1/customers/:id/…` path, refused with a specific error when unusable.
+func customerID(_ context: BasicRequestContext) throws -> CustomerID {
+    let raw = context.parameters.get("id") ?? ""
+    if let problem = CustomerID.problem(with: raw) { throw ServerError(.invalidCustomerID, problem) }
+    return CustomerID(raw)
 }
 
 /// Decodes a JSON request body, answering a specific 400 when it doesn't fit.

@@ -50,6 +50,17 @@ final class ServerMetrics: Sendable {
         }
     }
 
+    /// How a refund consumption request was settled: sent, skipped (by reason), failed or expired.
+    func refundRequestSettled(_ request: RefundRequest) {
+        Counter(
+            label: "storekeeper_refund_requests_total",
+            dimensions: [
+                ("store", request.purchaseKey.store.rawValue), ("status", request.status.rawValue),
+                ("reason", request.skipReason?.rawValue ?? ""),
+            ], factory: factory
+        ).increment()
+    }
+
     func inbox(status: InboxNotification.Status, count: Int) {
         Gauge(label: "storekeeper_inbox_notifications", dimensions: [("status", status.rawValue)], factory: factory)
             .record(count)

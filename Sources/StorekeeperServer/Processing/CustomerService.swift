@@ -57,9 +57,74 @@ public struct CustomerService: Sendable {
     {
         let purchases = try await transaction.purchases(of: customer.id)
         let balances = try await transaction.balances(of: customer.id)
+        let consent = try await transaction.consumptionConsent(of: customer.id)
         return CustomerView(
             customer: customer, purchases: purchases, balances: balances, catalog: recorder.catalog,
-            access: recorder.access, at: now)
+            access: recorder.access, consumptionConsent: consent, at: now)
+    }
+
+    // MARK: Refund decisions
+
+    /// Records whether the customer consents to share consumption data (nil: unknown again).
+    /// The customer must exist: consent is never the way a customer is created.
+    public func setConsumptionConsent(_ consented: Bool?, for id: CustomerID) async throws -> CustomerView {
+        let now = clock.now()
+        return try await storage.transaction { transaction in
+            guard let customer = try await transaction.customer(id) else { throw ServerError.customerNotFound(id) }
+            try await transaction.saveConsumptionConsent(
+                consented.map { ConsumptionConsent(consented: $0, decidedAt: now) }, of: id)
+            return try await view(of: customer, in: transaction, at: now)
+        }
+    }
+
+    /// Records how much of one of the customer's one-time purchases they used (and a delivery
+    /// problem the app knows of), for answering refund requests. A consumable's share comes from
+    /// its ledger and a subscription's is Apple's to compute: for those only a delivery problem
+    /// may be reported.
+    public func reportUsage(
+        _ key: PurchaseKey, of id: CustomerID, consumedMilliPercent: Int?, deliveryProblem: DeliveryStatus?
+    ) async throws -> PurchaseUsage {
+        let now = clock.now()
+        if let consumedMilliPercent, !(0...PurchaseUsage.allOfIt).contains(consumedMilliPercent) {
+            throw ServerError(.invalidUsage, "consumedPercent must be from 0 to 100")
+        }
+        if deliveryProblem == .delivered {
+            throw ServerError(.invalidUsage, "deliveryProblem names a problem; leave it out when the purchase was delivered")
+        }
+        return try await storage.transaction { transaction in
+            guard try await transaction.customer(id) != nil else { throw ServerError.customerNotFound(id) }
+            guard let purchase = try await transaction.purchase(key) else {
+                throw ServerError(.purchaseNotFound, "no purchase \(key.id) in \(key.store.pathSegment)")
+            }
+            guard purchase.customerID == id else {
+                throw ServerError(.purchaseNotOwned, "purchase \(key.id) does not belong to customer \(id)")
+            }
+            let kind = self.recorder.catalog.product(purchase.productID, in: key.store)?.kind ?? purchase.kind
+            if consumedMilliPercent != nil && (kind == .consumable || kind == .subscription) {
+                throw ServerError(
+                    .invalidUsage,
+                    kind == .consumable
+                        ? "a consumable's consumed share comes from its ledger; report only a deliveryProblem"
+                        : "Apple computes a subscription's consumed share; report only a deliveryProblem")
+            }
+            let previous = try await transaction.purchaseUsage(key)
+            guard let share = consumedMilliPercent ?? previous?.consumedMilliPercent ?? (kind == .consumable || kind == .subscription ? 0 : nil)
+            else {
+                throw ServerError(.invalidUsage, "consumedPercent is required for a \(kind.rawValue)")
+            }
+            let usage = PurchaseUsage(
+                key: key, customerID: id, consumedMilliPercent: share, deliveryProblem: deliveryProblem, reportedAt: now)
+            try await transaction.savePurchaseUsage(usage)
+            return usage
+        }
+    }
+
+    /// The refund consumption requests of the customer's purchases and how each was answered.
+    public func refundRequests(of id: CustomerID) async throws -> [RefundRequest] {
+        try await storage.transaction { transaction in
+            guard try await transaction.customer(id) != nil else { throw ServerError.customerNotFound(id) }
+            return try await transaction.refundRequests(of: id)
+        }
     }
 
     /// Records what the store says about a purchase the customer presents (superseding the older

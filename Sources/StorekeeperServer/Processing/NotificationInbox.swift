@@ -174,6 +174,8 @@ public struct NotificationInbox: Sendable {
                 unsettled.append(outcome.purchase)
             }
         }
+        // Answered by the RefundRequestAnswerer; a redelivered request is the same row.
+        if let request = change.refundRequest { _ = try await transaction.insertRefundRequest(request) }
         return unsettled
     }
 

@@ -60,7 +60,44 @@ public struct AppStoreAdapter: StoreAdapter, TranslatesStoreErrors {
         let observation = try AppStoreFacts.observation(
             transaction: transaction, renewalInfo: verified.renewalInfo, status: payload.data?.status,
             observedAt: observedAt, catalog: catalog)
-        return NotificationChange([observation], cause: cause)
+        var refundRequest: RefundRequest?
+        if payload.notificationType == .consumptionRequest {
+            refundRequest = try Self.refundRequest(
+                payload, transaction: transaction, requestedAt: payload.signedDate ?? notification.receivedAt,
+                now: clock.now())
+        }
+        return NotificationChange([observation], cause: cause, refundRequest: refundRequest)
+    }
+
+    /// The outbox row for a `CONSUMPTION_REQUEST`: due now, answerable for Apple's 12 hours.
+    static func refundRequest(
+        _ payload: NotificationPayload, transaction: JWSTransaction, requestedAt: Date, now: Date
+    ) throws(ServerError) -> RefundRequest {
+        guard let uuid = payload.notificationUUID, let original = transaction.originalTransactionId,
+            let transactionID = transaction.transactionId, let bundleID = transaction.bundleId,
+            let environment = AppStoreFacts.environment(transaction.environment)
+        else {
+            throw ServerError(.malformedPayload, "the CONSUMPTION_REQUEST lacks its notificationUUID or transaction ids")
+        }
+        return RefundRequest(
+            id: uuid, purchaseKey: .appStore(original), transactionID: transactionID, app: AppID(bundleID),
+            environment: environment, reason: payload.data?.consumptionRequestReason?.rawValue,
+            requestedAt: requestedAt, deadline: requestedAt.addingTimeInterval(RefundRequest.answerWindow),
+            nextAttemptAt: now, updatedAt: now)
+    }
+
+    // MARK: Refund requests
+
+    public func answer(_ request: RefundRequest, with answer: ConsumptionAnswer) async throws {
+        let client = try apps.client(request.app, request.environment)
+        let body = ConsumptionRequest(
+            customerConsented: answer.customerConsented,
+            consumptionPercentage: answer.consumptionMilliPercent.map { Int32(clamping: $0) },
+            deliveryStatus: AppStoreServer.DeliveryStatus(rawValue: answer.deliveryStatus.rawValue),
+            refundPreference: answer.refundPreference.map { AppStoreServer.RefundPreference(rawValue: $0.rawValue) },
+            sampleContentProvided: answer.sampleContentProvided)
+        let transactionID = request.transactionID
+        try await translating { try await client.sendConsumptionInformation(transactionId: transactionID, body) }
     }
 
     /// A notification request body (`{"signedPayload": …}`) verified by the verifier of the app and
@@ -284,7 +321,9 @@ public struct AppStoreAdapter: StoreAdapter, TranslatesStoreErrors {
                     .purchaseNotFound, "the App Store does not know it: \(error.message)", underlying: error)
             }
             let code: ErrorCode = error.isRetryable ? .storeUnavailable : .storeRefused
-            return ServerError(code, "App Store Server API: \(error)", underlying: error)
+            return ServerError(
+                code, "App Store Server API: \(error)", underlying: error,
+                storeErrorCode: error.code.map { Int($0.rawValue) })
         default:
             return nil
         }

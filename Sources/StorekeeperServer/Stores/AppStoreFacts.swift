@@ -53,12 +53,15 @@ public enum AppStoreFacts {
         let record = transactionFact(transaction, id: transactionID, productID: productID, observedAt: observedAt)
         let key = PurchaseKey.appStore(originalID)
         guard transaction.isUpgraded != true else { return .billingEvent(record, of: key) }
+        if kind == .subscription && !speaksForSubscription(transaction, status: status, at: observedAt) {
+            return .billingEvent(record, of: key)
+        }
         let autoRenew = renewalInfo.map { $0.autoRenewStatus == .on }
         let state: SubscriptionState
         if transaction.revocationDate != nil {
-            // REFUND_PRORATED is a full revocation for a subscription; consumables keep the
-            // unrefunded share through the ledger instead.
-            state = .revoked
+            state = revokedState(
+                of: record, kind: kind, product: catalog.product(productID, in: .appStore),
+                prorated: transaction.revocationType == .refundProrated)
         } else if kind == .subscription {
             state = subscriptionState(
                 transaction: transaction, renewalInfo: renewalInfo, status: status, at: observedAt
@@ -89,6 +92,34 @@ public enum AppStoreFacts {
             catalog: catalog)
         guard case .purchase(let fact, _) = observation else { return nil }
         return fact
+    }
+
+    /// Whether a subscription's transaction states the subscription's state, or is only a billing
+    /// event of it (DESIGN.md, "Refunds": a refund is a fact about one transaction, and the
+    /// subscription follows its current status). A refunded transaction speaks for the
+    /// subscription when the status says it is revoked — or, without a status (a submitted
+    /// transaction), when its period has not ended, i.e. it is the current one. Any transaction
+    /// whose period ended while the status says active is an older renewal (a refund of it
+    /// reversed): it doesn't speak for the subscription either.
+    static func speaksForSubscription(_ transaction: JWSTransaction, status: SubscriptionStatus?, at now: Date) -> Bool {
+        let periodEnded = transaction.expiresDate.map { $0 <= now } ?? false
+        if transaction.revocationDate != nil {
+            guard let status else { return !periodEnded }
+            return status == .revoked
+        }
+        return !(status == .active && periodEnded)
+    }
+
+    /// The state a refund or revocation leaves a purchase in: a subscription's current transaction
+    /// refunded in any way, a full refund and a family revocation revoke it; a prorated refund
+    /// leaves a consumable active (its balance loses the refunded share through the ledger) and
+    /// takes a one-time entitlement by the product's rule (``ProratedRefundRule``).
+    static func revokedState(
+        of record: TransactionFact, kind: ProductKind, product: CatalogProduct?, prorated: Bool
+    ) -> SubscriptionState {
+        guard kind != .subscription, prorated, record.refundedFraction < 1 else { return .revoked }
+        if kind == .consumable { return .active }
+        return (product?.proratedRefund ?? .revoke).revokes(refundedShare: record.refundedFraction) ? .revoked : .active
     }
 
     /// The billing event itself (kept even for an upgraded transaction).

@@ -88,13 +88,19 @@ public struct GooglePlayAdapter: StoreAdapter, TranslatesStoreErrors {
         return NotificationChange([.purchase(fact, supersedes: try await olderChain(of: fact))], cause: cause)
     }
 
-    /// A voided purchase: a subscription is revoked; a one-time purchase is revoked, or for a
-    /// quantity-based partial refund loses the voided units' share (found in the voided list).
+    /// A voided purchase: a subscription's voided order is revoked and the subscription keeps
+    /// the state Google gives it (``GooglePlayFacts/voidingOrder(_:of:known:at:)``); a one-time
+    /// purchase is revoked, or for a quantity-based partial refund loses the voided units' share
+    /// (found in the voided list).
     func voidedFact(
         _ voided: VoidedPurchaseNotification, app: AppID, token: String, at eventDate: Date?
     ) async throws -> PurchaseFact {
         if voided.productType == .subscription {
-            return try await subscriptionFact(app, token: token, revoked: true)
+            let fact = try await subscriptionFact(app, token: token)
+            guard let orderID = voided.orderId else {
+                throw ServerError(.malformedPayload, "the voided subscription notification names no orderId")
+            }
+            return try await voidingOrder(orderID, of: fact, at: eventDate ?? clock.now())
         }
         let stored = try await storage.transaction { try await $0.purchase(.googlePlay(token)) }
         var voidedQuantity: Int?
@@ -155,6 +161,12 @@ public struct GooglePlayAdapter: StoreAdapter, TranslatesStoreErrors {
         return try GooglePlayFacts.product(
             purchase, app: app, token: token, productID: productID, observedAt: clock.now(), voided: voided,
             voidedQuantity: voidedQuantity, catalog: catalog)
+    }
+
+    /// `fact` with the order `orderID` voided at `date` (its purchase date read from storage).
+    func voidingOrder(_ orderID: String, of fact: PurchaseFact, at date: Date) async throws -> PurchaseFact {
+        let known = try await storage.transaction { try await $0.transaction(store: .googlePlay, id: orderID) }
+        return GooglePlayFacts.voidingOrder(orderID, of: fact, known: known?.fact, at: date)
     }
 
     /// The tokens further back in the upgrade chain than `fact.replaces` (which recording the
@@ -246,6 +258,13 @@ public struct GooglePlayAdapter: StoreAdapter, TranslatesStoreErrors {
         return .acknowledged
     }
 
+    // MARK: Refund requests
+
+    /// Google Play sends no consumption requests this server answers.
+    public func answer(_ request: RefundRequest, with answer: ConsumptionAnswer) async throws {
+        throw ServerError(.notConfigured, "Google Play refund requests are not answered by this server")
+    }
+
     // MARK: Catch-up
 
     /// Applies the voids Google lists since the cursor (at first, `voidedLookback` back; Google
@@ -299,9 +318,19 @@ public struct GooglePlayAdapter: StoreAdapter, TranslatesStoreErrors {
         guard let stored = try await context.purchase(.googlePlay(token)), stored.state != .revoked else {
             return false
         }
-        let fact: PurchaseFact
+        var fact: PurchaseFact
         if stored.kind == .subscription {
-            fact = try await subscriptionFact(app, token: token, revoked: true)
+            // A void of one order leaves the subscription as it is: skip orders already revoked,
+            // or every pass over Google's 30-day list would ask for the subscription again.
+            let revoked = try await storage.transaction { transaction in
+                try await transaction.transactions(of: stored.key).filter { $0.fact.revokedAt != nil }.map(\.fact.id)
+            }
+            guard entries.contains(where: { $0.orderId.map { !revoked.contains($0) } ?? false }) else { return false }
+            fact = try await subscriptionFact(app, token: token)
+            for entry in entries {
+                guard let orderID = entry.orderId else { continue }
+                fact = try await voidingOrder(orderID, of: fact, at: entry.voidedDate ?? clock.now())
+            }
         } else {
             // A partial refund lists the units it voided; a full void lists none (or all of them).
             let units = entries.compactMap(\.voidedQuantity).reduce(0, +)

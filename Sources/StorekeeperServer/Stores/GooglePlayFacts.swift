@@ -24,10 +24,14 @@ public enum GooglePlayFacts {
         let orderID = items.first?.latestSuccessfulOrderId ?? purchase.latestOrderId
         var transactions: [TransactionFact] = []
         if let orderID {
+            // Google's subscription answer says nothing about an order's refund: stated as of the
+            // purchase, it never outweighs a void heard of later (voids are never reversed).
+            let purchasedAt = purchase.startDate ?? observedAt
             transactions.append(
                 TransactionFact(
-                    id: orderID, productID: productID, purchasedAt: purchase.startDate ?? observedAt,
-                    revokedAt: revoked ? observedAt : nil, refundedFraction: revoked ? 1 : 0, observedAt: observedAt
+                    id: orderID, productID: productID, purchasedAt: purchasedAt,
+                    revokedAt: revoked ? observedAt : nil, refundedFraction: revoked ? 1 : 0,
+                    observedAt: revoked ? observedAt : min(purchasedAt, observedAt)
                 ))
         }
         return PurchaseFact(
@@ -110,5 +114,28 @@ public enum GooglePlayFacts {
                 && (awaitingAcknowledgement || (kind == .consumable && purchase.consumptionState != .consumed)),
             transactions: transactions
         )
+    }
+}
+
+extension GooglePlayFacts {
+    /// A subscription whose order `orderID` Google voided (DESIGN.md, "Refunds"; seed 001): the
+    /// order is revoked as a billing event, and the subscription keeps the state
+    /// `subscriptionsv2` gives — a void of an older renewal ends nothing. Only when the voided
+    /// order is the latest one and Google ended the subscription is it revoked rather than expired.
+    ///
+    /// - Parameter known: the order as stored, if it is (its purchase date).
+    public static func voidingOrder(
+        _ orderID: String, of subscription: PurchaseFact, known: TransactionFact?, at voidedAt: Date
+    ) -> PurchaseFact {
+        var fact = subscription
+        let latest = fact.transactions.first { $0.id == orderID }
+        let voided = TransactionFact(
+            id: orderID, productID: latest?.productID ?? known?.productID ?? fact.productID,
+            purchasedAt: latest?.purchasedAt ?? known?.purchasedAt ?? voidedAt, quantity: 1, revokedAt: voidedAt,
+            refundedFraction: 1, observedAt: max(fact.observedAt, voidedAt))
+        fact.transactions.removeAll { $0.id == orderID }
+        fact.transactions.append(voided)
+        if latest != nil && fact.state == .expired { fact.state = .revoked }
+        return fact
     }
 }

@@ -33,6 +33,11 @@ public protocol StoreAdapter: Sendable {
     /// on a purchase made outside the app. Returns what changed, nil when nothing was owed.
     func settle(_ purchase: Purchase, accountToken: UUID?) async throws -> PurchaseSettlement?
 
+    /// Sends the answer to a refund consumption request (Apple: Send Consumption Information V2)
+    /// with the purchase's own app and environment. A store that never asks throws
+    /// ``ErrorCode/notConfigured``.
+    func answer(_ request: RefundRequest, with answer: ConsumptionAnswer) async throws
+
     /// This store's share of catching up on what it failed to deliver (DESIGN.md, "Missed
     /// notifications"), counted into `report`. Overdue subscriptions are refreshed by the caller
     /// through ``currentFact(of:)``.
@@ -79,10 +84,14 @@ public enum PurchaseObservation: Sendable, Hashable {
 public struct NotificationChange: Sendable, Hashable {
     public var observations: [PurchaseObservation]
     public var cause: ChangeCause
+    /// A refund consumption request to answer (Apple's `CONSUMPTION_REQUEST`), stored with the
+    /// observations in one transaction.
+    public var refundRequest: RefundRequest?
 
-    public init(_ observations: [PurchaseObservation], cause: ChangeCause) {
+    public init(_ observations: [PurchaseObservation], cause: ChangeCause, refundRequest: RefundRequest? = nil) {
         self.observations = observations
         self.cause = cause
+        self.refundRequest = refundRequest
     }
 }
 

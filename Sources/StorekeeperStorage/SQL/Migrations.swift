@@ -22,6 +22,7 @@ extension Migration {
     /// Every migration this build knows, oldest first.
     static let all: [Migration] = [
         initialSchema, refreshTracking, appsAndEnvironments, jobLeases, quotaAdmissions, scaleIndexes, verifiedInbox,
+        refundDecisions,
     ]
 
     /// The version a fully migrated database reports.
@@ -489,5 +490,63 @@ struct Migrator: Sendable {
             .schemaTooNew,
             "the database is at schema version \(current), newer than version \(latestVersion) this build knows; "
                 + "run a newer Storekeeper")
+    }
+}
+
+extension Migration {
+    /// What answering refund consumption requests needs (docs/storage.md, "Tables"): customers'
+    /// consent, the usage apps report per purchase, and the outbox of requests to answer.
+    static let refundDecisions = Migration(
+        version: 8, name: "refund decisions",
+        sqlite: refundDecisionStatements(boolean: "INTEGER", strict: " STRICT"),
+        postgresql: refundDecisionStatements(boolean: "BOOLEAN", strict: ""))
+
+    private static func refundDecisionStatements(boolean: String, strict: String) -> [String] {
+        let integer = strict.isEmpty ? "BIGINT" : "INTEGER"
+        return [
+            """
+            CREATE TABLE consumption_consents (
+                customer_id TEXT NOT NULL PRIMARY KEY REFERENCES customers (id),
+                consented \(boolean) NOT NULL,
+                decided_at \(integer) NOT NULL
+            )\(strict)
+            """,
+            """
+            CREATE TABLE purchase_usage (
+                store TEXT NOT NULL,
+                purchase_id TEXT NOT NULL,
+                customer_id TEXT NOT NULL REFERENCES customers (id),
+                consumed_milli_percent \(integer) NOT NULL,
+                delivery_problem TEXT,
+                reported_at \(integer) NOT NULL,
+                PRIMARY KEY (store, purchase_id)
+            )\(strict)
+            """,
+            """
+            CREATE TABLE refund_requests (
+                store TEXT NOT NULL,
+                id TEXT NOT NULL,
+                purchase_id TEXT NOT NULL,
+                transaction_id TEXT NOT NULL,
+                app TEXT NOT NULL,
+                environment TEXT NOT NULL,
+                reason TEXT,
+                requested_at \(integer) NOT NULL,
+                deadline \(integer) NOT NULL,
+                status TEXT NOT NULL,
+                attempts \(integer) NOT NULL,
+                next_attempt_at \(integer),
+                answer TEXT,
+                skip_reason TEXT,
+                store_error_code \(integer),
+                last_error TEXT,
+                customer_id TEXT,
+                updated_at \(integer) NOT NULL,
+                PRIMARY KEY (store, id)
+            )\(strict)
+            """,
+            "CREATE INDEX refund_requests_due ON refund_requests (next_attempt_at) WHERE status = 'pending'",
+            "CREATE INDEX refund_requests_by_purchase ON refund_requests (store, purchase_id, requested_at)",
+        ]
     }
 }
