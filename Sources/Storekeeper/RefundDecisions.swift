@@ -75,7 +75,9 @@ public struct RefundPolicy: Sendable, Hashable, Codable {
     /// Whether the app offered a free sample, trial or description of the content before purchase.
     public var sampleContentProvided: Bool
 
-    public init(answer: Bool = true, preference: RefundPreferenceRule = .noPreference, sampleContentProvided: Bool = false) {
+    public init(
+        answer: Bool = true, preference: RefundPreferenceRule = .noPreference, sampleContentProvided: Bool = false
+    ) {
         self.answer = answer
         self.preference = preference
         self.sampleContentProvided = sampleContentProvided

@@ -123,6 +123,13 @@ public struct SimulatedDeployment: Sendable {
                 id: app.product("max.monthly"), store: .appStore, kind: .subscription, entitlements: ["pro", "max"]),
             CatalogProduct(
                 id: app.product("coins.100"), store: .appStore, kind: .consumable, balance: "coins", credits: 100),
+            // A prorated refund takes the unlock back from half of it refunded; a season pass stays.
+            CatalogProduct(
+                id: app.product("lifetime.unlock"), store: .appStore, kind: .nonConsumable, entitlements: ["lifetime"],
+                proratedRefund: .revokeFromPercent(50)),
+            CatalogProduct(
+                id: app.product("pass.season"), store: .appStore, kind: .nonRenewingSubscription,
+                entitlements: ["season"], proratedRefund: .keep),
             CatalogProduct(id: app.product("premium"), store: .googlePlay, kind: .subscription, entitlements: ["pro"]),
             CatalogProduct(
                 id: app.product("premium.max"), store: .googlePlay, kind: .subscription, entitlements: ["pro", "max"]),
@@ -132,6 +139,11 @@ public struct SimulatedDeployment: Sendable {
                 id: app.product("lifetime"), store: .googlePlay, kind: .nonConsumable, entitlements: ["lifetime"]),
         ]
     }
+
+    /// How the demo answers refund requests: decline when more than half was consumed, else
+    /// prefer a prorated refund.
+    public static let refundPolicy = RefundPolicy(
+        preference: .byConsumedShare(declineAbovePercent: 50, otherwise: .grantProrated))
 
     /// The catalog of the main app alone.
     public static let catalog = Catalog(products(of: .main))
@@ -241,14 +253,16 @@ public struct SimulatedDeployment: Sendable {
         var apps: [AppConfiguration] = []
         for app in options.apps {
             try addToSimulator(app, simulator, gracePeriodDays: options.appStoreGracePeriodDays)
+            var appStore = AppStoreAppConfiguration(
+                bundleID: app.bundleID, appAppleID: app.appAppleID, environments: [.production, .sandbox],
+                keyID: apiKeyID, issuerID: "57246542-96fe-1a63-e053-0824d011072a", privateKeyPath: keyPath,
+                allowedRootFiles: [endpoints.rootCertificatePath], apiBaseURL: endpoints.productionBaseURL,
+                sandboxAPIBaseURL: endpoints.sandboxBaseURL)
+            appStore.refundPolicy = Self.refundPolicy
             apps.append(
                 AppConfiguration(
                     name: app.name,
-                    appStore: AppStoreAppConfiguration(
-                        bundleID: app.bundleID, appAppleID: app.appAppleID, environments: [.production, .sandbox],
-                        keyID: apiKeyID, issuerID: "57246542-96fe-1a63-e053-0824d011072a", privateKeyPath: keyPath,
-                        allowedRootFiles: [endpoints.rootCertificatePath], apiBaseURL: endpoints.productionBaseURL,
-                        sandboxAPIBaseURL: endpoints.sandboxBaseURL),
+                    appStore: appStore,
                     googlePlay: GooglePlayAppConfiguration(
                         packageName: app.packageName, serviceAccountKeyPath: serviceAccountPath.path,
                         pushAudience: pushAudience, pushServiceAccount: pushAccount, apiBaseURL: endpoints.baseURL,
@@ -282,6 +296,10 @@ public struct SimulatedDeployment: Sendable {
                 price: 19_990))
         try appStore.addProduct(
             .oneTime(app.product("coins.100"), bundleId: app.bundleID, kind: .consumable, price: 990))
+        try appStore.addProduct(
+            .oneTime(app.product("lifetime.unlock"), bundleId: app.bundleID, kind: .nonConsumable, price: 29_990))
+        try appStore.addProduct(
+            .oneTime(app.product("pass.season"), bundleId: app.bundleID, kind: .nonRenewing, price: 14_990))
 
         let play = simulator.googlePlay
         let package = app.packageName

@@ -201,7 +201,8 @@ import Testing
         for (type, product) in [
             (TransactionType.nonConsumable, "lifetime"), (.nonRenewingSubscription, "pass.year"),
         ] {
-            let fact = try oneTime(type, product: product, revocation: .refundProrated, percentage: percentage, rule: rule)
+            let fact = try oneTime(
+                type, product: product, revocation: .refundProrated, percentage: percentage, rule: rule)
             #expect(fact.state == expected, "\(product) \(rule) \(percentage)")
         }
     }

@@ -81,7 +81,8 @@ import Testing
         let active = try GooglePlayFacts.subscription(
             subscription(.active, acknowledged: true), app: app, token: "t", observedAt: now, catalog: catalog)
         let older = TransactionFact(
-            id: "GPA.1111-2222-3333-44444..0", productID: "premium.monthly", purchasedAt: now.addingTimeInterval(-60 * 86_400),
+            id: "GPA.1111-2222-3333-44444..0", productID: "premium.monthly",
+            purchasedAt: now.addingTimeInterval(-60 * 86_400),
             observedAt: now.addingTimeInterval(-60 * 86_400))
         let voided = GooglePlayFacts.voidingOrder(
             "GPA.1111-2222-3333-44444..0", of: active, known: older, at: now.addingTimeInterval(-5))
@@ -106,7 +107,9 @@ import Testing
         // Google keeps a subscription whose latest order was refunded without revoking it running.
         let running = try GooglePlayFacts.subscription(
             subscription(.active, acknowledged: true), app: app, token: "t", observedAt: now, catalog: catalog)
-        #expect(GooglePlayFacts.voidingOrder("GPA.1111-2222-3333-44444..2", of: running, known: nil, at: now).state == .active)
+        #expect(
+            GooglePlayFacts.voidingOrder("GPA.1111-2222-3333-44444..2", of: running, known: nil, at: now).state
+                == .active)
     }
 
     @Test func aSubscriptionWithoutLineItemsIsRefused() {

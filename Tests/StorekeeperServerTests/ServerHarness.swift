@@ -28,8 +28,13 @@ struct ServerHarness {
     static let day: TimeInterval = 86_400
     /// Fast retries; the catch-up is off, so tests run it themselves (``recover()``) at the
     /// simulated moment they choose.
-    static let processing = ProcessingSettings(
-        initialRetryDelay: 0.05, maxRetryDelay: 1, pollInterval: 0.05, catchUp: CatchUpSettings(enabled: false))
+    /// Refund requests are answered when a test says so (``answerRefundRequests()``), too.
+    static let processing: ProcessingSettings = {
+        var settings = ProcessingSettings(
+            initialRetryDelay: 0.05, maxRetryDelay: 1, pollInterval: 0.05, catchUp: CatchUpSettings(enabled: false))
+        settings.refundAnswers.interval = 24 * 3600
+        return settings
+    }()
 
     let deployment: SimulatedDeployment
     var simulator: StoreSimulator { deployment.simulator }
@@ -105,6 +110,15 @@ struct ServerHarness {
         let report = await application.recovery.run()
         try await settle()
         return report
+    }
+
+    /// Answers the refund requests due now (as the background job would), then lets the store's
+    /// decision settle.
+    @discardableResult
+    func answerRefundRequests() async throws -> Int {
+        let answered = try await application.refundAnswers.answerDue()
+        try await settle()
+        return answered
     }
 
     /// Sends a request to the server with the secret API key (or `key`).

@@ -9,7 +9,8 @@ import Testing
     static let yes = ConsumptionConsent(consented: true, decidedAt: now)
 
     func facts(
-        _ kind: ProductKind = .consumable, customer: CustomerID? = CustomerID("alice"), consent: ConsumptionConsent? = yes,
+        _ kind: ProductKind = .consumable, customer: CustomerID? = CustomerID("alice"),
+        consent: ConsumptionConsent? = yes,
         delivery: DeliveryStatus = .delivered, consumed: Int? = 40_000, policy: RefundPolicy = RefundPolicy()
     ) -> ConsumptionFacts {
         ConsumptionFacts(
@@ -48,14 +49,16 @@ import Testing
     }
 
     @Test func aSubscriptionNeverCarriesAPercentage() throws {
-        let sent = try answer(facts(.subscription, consumed: 50_000, policy: RefundPolicy(preference: .fixed(.grantProrated))))
+        let sent = try answer(
+            facts(.subscription, consumed: 50_000, policy: RefundPolicy(preference: .fixed(.grantProrated))))
         #expect(sent.consumptionMilliPercent == nil)
         #expect(sent.refundPreference == .grantProrated)
     }
 
     @Test(arguments: [DeliveryStatus.undeliveredOther, .undeliveredQualityIssue, .undeliveredServerOutage])
     func anUndeliveredPurchaseSendsZero(delivery: DeliveryStatus) throws {
-        let sent = try answer(facts(delivery: delivery, consumed: 80_000, policy: RefundPolicy(preference: .fixed(.grantProrated))))
+        let sent = try answer(
+            facts(delivery: delivery, consumed: 80_000, policy: RefundPolicy(preference: .fixed(.grantProrated))))
         #expect(sent.consumptionMilliPercent == 0)
         #expect(sent.deliveryStatus == delivery)
         // Prorated needs a share above 0: with nothing delivered, the whole refund is the prorated one.
@@ -63,7 +66,8 @@ import Testing
     }
 
     @Test func anUnknownShareIsLeftOut() throws {
-        let sent = try answer(facts(.nonConsumable, consumed: nil, policy: RefundPolicy(preference: .fixed(.grantProrated))))
+        let sent = try answer(
+            facts(.nonConsumable, consumed: nil, policy: RefundPolicy(preference: .fixed(.grantProrated))))
         #expect(sent.consumptionMilliPercent == nil)
         // Apple refuses GRANT_PRORATED without a percentage for a one-time purchase.
         #expect(sent.refundPreference == nil)
@@ -98,7 +102,8 @@ import Testing
     @Test func aProductOverridesItsAppsPolicy() {
         let app = RefundPolicy(answer: true, preference: .fixed(.decline), sampleContentProvided: true)
         let product = RefundPolicyOverride(preference: .fixed(.grantFull))
-        #expect(app.overridden(by: product) == RefundPolicy(preference: .fixed(.grantFull), sampleContentProvided: true))
+        #expect(
+            app.overridden(by: product) == RefundPolicy(preference: .fixed(.grantFull), sampleContentProvided: true))
         #expect(app.overridden(by: RefundPolicyOverride(answer: false)).answer == false)
         #expect(app.overridden(by: nil) == app)
     }

@@ -172,6 +172,11 @@ struct AppStoreControlRoutes {
             }
             return Done()
         }
+        // What the app answered the refund requests of a transaction with, and what each decided.
+        control.get("transactions/:id/consumption") { _, context in
+            let id = try context.parameters.require("id")
+            return Wrapped(value: ["answers": appStore.consumptionAnswers(transactionId: id)])
+        }
         control.post("transactions/:id/refund-decline") { _, context in
             let id = try context.parameters.require("id")
             try run { () throws(AppStoreSimulationError) in try appStore.declineRefund(transactionId: id) }

@@ -104,6 +104,8 @@ public final class AppStoreSimulation: Sendable {
         var testNotificationTokens: [String: Int] = [:]
         /// Consumption information received, by transaction id.
         var consumption: [String: ConsumptionRequest] = [:]
+        /// Every consumption answer received, by transaction id, with the decision it led to.
+        var consumptionAnswers: [String: [ReceivedConsumption]] = [:]
         /// Transactions the app finished.
         var finishedTransactionIds: Set<String> = []
         /// Renewal-date extensions done, by "environment/requestIdentifier" (they are idempotent).

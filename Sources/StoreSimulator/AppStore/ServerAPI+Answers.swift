@@ -69,20 +69,123 @@ extension AppStoreSimulation {
     }
 
     /// Send Consumption Information (v2).
+    /// Send Consumption Information (v2), validated the way Apple documents it (field types,
+    /// required fields, consent, the percentage's range and its combinations with the product type,
+    /// the delivery status and the preference), recorded, and — if the customer's refund request
+    /// is still open — decided at once by ``RefundDecisionRule`` (docs/simulator.md).
     func apiConsumption(app: SimulatedApp, transactionId: String, body: Data) throws(APIFailure) {
-        guard let request = try? AppStoreJSON.makeDecoder().decode(ConsumptionRequest.self, from: body) else {
+        let request = try Self.validatedConsumption(body)
+        let record = try state.withLock { (state) throws(APIFailure) in
+            let record = try state.apiTransaction(transactionId, app: app)
+            if record.type == .autoRenewableSubscription, request.consumptionPercentage != nil {
+                throw APIFailure(
+                    status: 400, code: .consumptionPercentageAutoRenewableSubscription,
+                    message:
+                        "Invalid request. The consumption percentage field is not supported for auto-renewable subscription transactions."
+                )
+            }
+            if request.refundPreference == .grantProrated, record.type != .autoRenewableSubscription {
+                guard let percentage = request.consumptionPercentage, percentage > 0, percentage < 100_000 else {
+                    throw APIFailure(
+                        status: 400, code: .generalBadRequest,
+                        message:
+                            "ConsumptionPercentageOutOfRangeError: GRANT_PRORATED needs a consumptionPercentage above 0 and below 100000"
+                    )
+                }
+            }
+            state.consumption[transactionId] = request
+            state.consumptionAnswers[transactionId, default: []].append(
+                ReceivedConsumption(request: request, receivedAt: clock.now()))
+            return record
+        }
+        guard record.refundRequested else { return }
+        // A decision notifies the app like any other; an invalid one (already refunded) is no answer's fault.
+        let decision = RefundDecisionRule.decide(
+            request, for: TransactionRecordView(purchaseDate: record.purchaseDate, expiresDate: record.expiresDate),
+            at: clock.now())
+        do {
+            switch decision {
+            case .decline: try declineRefund(transactionId: transactionId)
+            case .refund(let percentage):
+                try refund(transactionId: transactionId, revocationPercentage: percentage, reason: .other)
+            }
+            state.withLock { state in
+                guard let last = state.consumptionAnswers[transactionId]?.indices.last else { return }
+                state.consumptionAnswers[transactionId]?[last].decision = decision
+            }
+        } catch {
+            // Decided meanwhile through the control API: this answer decides nothing.
+        }
+    }
+
+    /// The V2 body as sent: every field optional and loosely typed, so that each missing or
+    /// mistyped one gets its own error code.
+    private struct ConsumptionBody: Decodable {
+        var customerConsented: Bool?
+        var sampleContentProvided: Bool?
+        var deliveryStatus: String?
+        var consumptionPercentage: Int32?
+        var refundPreference: String?
+    }
+
+    /// The V2 body checked field by field, as Apple answers a bad one: a missing or mistyped
+    /// required field and a consent other than true each have their error code.
+    static func validatedConsumption(_ data: Data) throws(APIFailure) -> ConsumptionRequest {
+        let consented = APIFailure(
+            status: 400, code: .invalidCustomerConsented,
+            message:
+                "Invalid request. The customer consented field is invalid or doesn't indicate that the customer consented."
+        )
+        let sample = APIFailure(
+            status: 400, code: .invalidSampleContentProvided,
+            message: "Invalid request. The sample content provided field is invalid")
+        let delivery = APIFailure(
+            status: 400, code: .invalidDeliveryStatus, message: "Invalid request. The delivery status field is invalid")
+        let percentage = APIFailure(
+            status: 400, code: .generalBadRequest,
+            message: "ConsumptionPercentageOutOfRangeError: consumptionPercentage must be an integer from 0 to 100000")
+        let preference = APIFailure(
+            status: 400, code: .generalBadRequest,
+            message: "InvalidRefundPreferenceError: refundPreference must be DECLINE, GRANT_FULL or GRANT_PRORATED")
+        let body: ConsumptionBody
+        do {
+            body = try JSONDecoder().decode(ConsumptionBody.self, from: data)
+        } catch let DecodingError.typeMismatch(_, context), let DecodingError.dataCorrupted(context) {
+            switch context.codingPath.first?.stringValue {
+            case "customerConsented": throw consented
+            case "sampleContentProvided": throw sample
+            case "deliveryStatus": throw delivery
+            case "consumptionPercentage": throw percentage
+            case "refundPreference": throw preference
+            default: throw APIFailure(status: 400, code: .generalBadRequest, message: "Invalid request body")
+            }
+        } catch {
             throw APIFailure(status: 400, code: .generalBadRequest, message: "Invalid request body")
         }
-        guard request.customerConsented else {
-            throw APIFailure(status: 400, code: .invalidCustomerConsented, message: "customerConsented must be true")
+        guard body.customerConsented == true else { throw consented }
+        guard let sampleContentProvided = body.sampleContentProvided else { throw sample }
+        let deliveryStatuses: Set<String> = [
+            "DELIVERED", "UNDELIVERED_QUALITY_ISSUE", "UNDELIVERED_WRONG_ITEM", "UNDELIVERED_SERVER_OUTAGE",
+            "UNDELIVERED_OTHER",
+        ]
+        guard let status = body.deliveryStatus, deliveryStatuses.contains(status) else { throw delivery }
+        if let value = body.consumptionPercentage, !(0...100_000).contains(value) { throw percentage }
+        if status != "DELIVERED", let value = body.consumptionPercentage, value != 0 {
+            throw APIFailure(
+                status: 400, code: .generalBadRequest,
+                message:
+                    "UndeliveredConsumptionPercentageNonZeroError: the consumption percentage must be zero when not delivered"
+            )
         }
-        if let percentage = request.consumptionPercentage, !(0...100_000).contains(percentage) {
-            throw APIFailure(status: 400, code: .generalBadRequest, message: "consumptionPercentage out of range")
+        if let name = body.refundPreference, !["DECLINE", "GRANT_FULL", "GRANT_PRORATED"].contains(name) {
+            throw preference
         }
-        try state.withLock { (state) throws(APIFailure) in
-            _ = try state.apiTransaction(transactionId, app: app)
-            state.consumption[transactionId] = request
-        }
+        let deliveryStatus = AppStoreServer.DeliveryStatus(rawValue: status)
+        let refundPreference = body.refundPreference.map { AppStoreServer.RefundPreference(rawValue: $0) }
+        return ConsumptionRequest(
+            customerConsented: true, consumptionPercentage: body.consumptionPercentage,
+            deliveryStatus: deliveryStatus, refundPreference: refundPreference,
+            sampleContentProvided: sampleContentProvided)
     }
 
     /// Send Consumption Information V1 (deprecated by Apple; accepted and stored as received).
@@ -95,9 +198,14 @@ extension AppStoreSimulation {
         }
     }
 
-    /// The consumption information the app sent for a transaction.
+    /// The consumption information the app sent for a transaction (the latest).
     public func consumptionInformation(transactionId: String) -> ConsumptionRequest? {
         state.withLock { $0.consumption[transactionId] }
+    }
+
+    /// Every consumption answer received for a transaction, in order, with the decision each led to.
+    public func consumptionAnswers(transactionId: String) -> [ReceivedConsumption] {
+        state.withLock { $0.consumptionAnswers[transactionId] ?? [] }
     }
 
     /// Set App Account Token: sets the token on every transaction of the purchase (and its future ones).

@@ -326,7 +326,11 @@ struct Parse {
             problem("\(path).\(key)", "unknown key (expected answer, preference or sampleContentProvided)")
         }
         if let answer = entry["answer"] {
-            if let answer = answer as? Bool { policy.answer = answer } else { problem("\(path).answer", "is not true or false") }
+            if let answer = answer as? Bool {
+                policy.answer = answer
+            } else {
+                problem("\(path).answer", "is not true or false")
+            }
         }
         if let sample = entry["sampleContentProvided"] {
             if let sample = sample as? Bool {
@@ -366,7 +370,8 @@ struct Parse {
             problem("\(path).declineAboveConsumedPercent", "must be a number from 0 to 100")
             return nil
         }
-        guard let otherwiseName = rule["otherwise"] as? String, let otherwise = RefundPreference(rawValue: otherwiseName),
+        guard let otherwiseName = rule["otherwise"] as? String,
+            let otherwise = RefundPreference(rawValue: otherwiseName),
             otherwise != .decline
         else {
             problem("\(path).otherwise", "must be GRANT_FULL or GRANT_PRORATED")

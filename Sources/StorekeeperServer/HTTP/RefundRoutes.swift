@@ -43,7 +43,8 @@ struct RefundRoutes {
                 let known = DeliveryStatus.allCases.filter { $0 != .delivered }.map(\.rawValue)
                 guard let status = DeliveryStatus(rawValue: raw), status != .delivered else {
                     throw ServerError(
-                        .invalidUsage, "unknown deliveryProblem '\(raw)' (expected one of: \(known.joined(separator: ", ")))")
+                        .invalidUsage,
+                        "unknown deliveryProblem '\(raw)' (expected one of: \(known.joined(separator: ", ")))")
                 }
                 problem = status
             }

@@ -89,7 +89,8 @@ public struct CustomerService: Sendable {
             throw ServerError(.invalidUsage, "consumedPercent must be from 0 to 100")
         }
         if deliveryProblem == .delivered {
-            throw ServerError(.invalidUsage, "deliveryProblem names a problem; leave it out when the purchase was delivered")
+            throw ServerError(
+                .invalidUsage, "deliveryProblem names a problem; leave it out when the purchase was delivered")
         }
         return try await storage.transaction { transaction in
             guard try await transaction.customer(id) != nil else { throw ServerError.customerNotFound(id) }
@@ -108,12 +109,15 @@ public struct CustomerService: Sendable {
                         : "Apple computes a subscription's consumed share; report only a deliveryProblem")
             }
             let previous = try await transaction.purchaseUsage(key)
-            guard let share = consumedMilliPercent ?? previous?.consumedMilliPercent ?? (kind == .consumable || kind == .subscription ? 0 : nil)
+            guard
+                let share = consumedMilliPercent ?? previous?.consumedMilliPercent
+                    ?? (kind == .consumable || kind == .subscription ? 0 : nil)
             else {
                 throw ServerError(.invalidUsage, "consumedPercent is required for a \(kind.rawValue)")
             }
             let usage = PurchaseUsage(
-                key: key, customerID: id, consumedMilliPercent: share, deliveryProblem: deliveryProblem, reportedAt: now)
+                key: key, customerID: id, consumedMilliPercent: share, deliveryProblem: deliveryProblem, reportedAt: now
+            )
             try await transaction.savePurchaseUsage(usage)
             return usage
         }

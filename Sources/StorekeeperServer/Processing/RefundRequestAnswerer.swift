@@ -147,7 +147,9 @@ public struct RefundRequestAnswerer: Sendable {
         switch kind {
         case .consumable:
             let entries = try await transaction.ledgerEntries(of: customer)
-            consumed = product?.balance.flatMap { ConsumedShare.ofCredit(request.transactionID, in: entries, balance: $0) }
+            consumed = product?.balance.flatMap {
+                ConsumedShare.ofCredit(request.transactionID, in: entries, balance: $0)
+            }
             // Never credited: nothing was delivered.
             if consumed == nil { delivery = .undeliveredOther }
         case .nonConsumable, .nonRenewingSubscription:

@@ -77,7 +77,8 @@ public struct AppStoreAdapter: StoreAdapter, TranslatesStoreErrors {
             let transactionID = transaction.transactionId, let bundleID = transaction.bundleId,
             let environment = AppStoreFacts.environment(transaction.environment)
         else {
-            throw ServerError(.malformedPayload, "the CONSUMPTION_REQUEST lacks its notificationUUID or transaction ids")
+            throw ServerError(
+                .malformedPayload, "the CONSUMPTION_REQUEST lacks its notificationUUID or transaction ids")
         }
         return RefundRequest(
             id: uuid, purchaseKey: .appStore(original), transactionID: transactionID, app: AppID(bundleID),

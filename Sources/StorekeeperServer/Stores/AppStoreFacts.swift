@@ -101,7 +101,8 @@ public enum AppStoreFacts {
     /// transaction), when its period has not ended, i.e. it is the current one. Any transaction
     /// whose period ended while the status says active is an older renewal (a refund of it
     /// reversed): it doesn't speak for the subscription either.
-    static func speaksForSubscription(_ transaction: JWSTransaction, status: SubscriptionStatus?, at now: Date) -> Bool {
+    static func speaksForSubscription(_ transaction: JWSTransaction, status: SubscriptionStatus?, at now: Date) -> Bool
+    {
         let periodEnded = transaction.expiresDate.map { $0 <= now } ?? false
         if transaction.revocationDate != nil {
             guard let status else { return !periodEnded }
