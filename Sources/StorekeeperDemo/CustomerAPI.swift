@@ -56,6 +56,46 @@ public struct CustomerAPI: Sendable {
         return try await send(.POST, "/v1/customers/\(id)/purchases/google-play", body: body)
     }
 
+    /// `PUT /v1/customers/{id}` with `consumptionConsent`: whether the customer agreed to share
+    /// consumption data with Apple in refund requests.
+    public func setConsumptionConsent(_ id: String, _ consented: Bool) async throws {
+        struct Body: Encodable { var consumptionConsent: Bool }
+        struct Answer: Decodable {}
+        let _: Answer = try await send(.PUT, "/v1/customers/\(id)", body: Body(consumptionConsent: consented))
+    }
+
+    /// `POST /v1/customers/{id}/balances/{balance}/debits`: the app spends some of a balance.
+    public func debit(_ id: String, balance: String, amount: Int, idempotencyKey: String) async throws {
+        struct Body: Encodable {
+            var amount: Int
+            var idempotencyKey: String
+        }
+        struct Answer: Decodable {}
+        let _: Answer = try await send(
+            .POST, "/v1/customers/\(id)/balances/\(balance)/debits",
+            body: Body(amount: amount, idempotencyKey: idempotencyKey))
+    }
+
+    /// One answer to a refund consumption request, as `GET /v1/customers/{id}/refund-requests` shows it.
+    public struct RefundRequestAnswer: Decodable, Sendable {
+        public struct Sent: Decodable, Sendable {
+            public var consumptionPercentage: Int?
+            public var deliveryStatus: String
+            public var refundPreference: String?
+        }
+        public var transactionId: String
+        public var status: String
+        public var sent: Sent?
+        public var skipReason: String?
+    }
+
+    /// `GET /v1/customers/{id}/refund-requests`.
+    public func refundRequests(_ id: String) async throws -> [RefundRequestAnswer] {
+        struct Answer: Decodable { var refundRequests: [RefundRequestAnswer] }
+        let answer: Answer = try await send(.GET, "/v1/customers/\(id)/refund-requests")
+        return answer.refundRequests
+    }
+
     private static let decoder: JSONDecoder = {
         let decoder = JSONDecoder()
         decoder.dateDecodingStrategy = .iso8601
@@ -63,7 +103,7 @@ public struct CustomerAPI: Sendable {
     }()
 
     private func send<Answer: Decodable>(
-        _ method: HTTPMethod, _ path: String, body: [String: String]? = nil
+        _ method: HTTPMethod, _ path: String, body: (any Encodable)? = nil
     ) async throws -> Answer {
         var request = HTTPClientRequest(url: baseURL + path)
         request.method = method

@@ -25,6 +25,8 @@ public struct DemoStory: Sendable {
         case refusal(String)
         /// What the server's catch-up for missed notifications found.
         case catchUp(String)
+        /// What the server answered a store's refund consumption request with.
+        case consumptionAnswer(String)
     }
 
     public let deployment: SimulatedDeployment
@@ -113,6 +115,77 @@ public struct DemoStory: Sendable {
         try await step("Apple refunds the coins", customer: alice, store: .appStore, seen: &seen) {
             try store.refund(transactionId: coins.transactionId)
         }
+        try await refundDecisions(customer: alice, token: token, seen: &seen)
+    }
+
+    /// Refund requests Apple asks the server about (CONSUMPTION_REQUEST): the server answers from
+    /// what it knows (the ledger's spent share, under the demo's policy: decline above 50 %
+    /// consumed, else prefer a prorated refund), and the simulated App Store decides by it.
+    func refundDecisions(customer alice: String, token: UUID, seen: inout Int) async throws {
+        let store = deployment.simulator.appStore
+        report(
+            .step(date: deployment.simulator.clock.now(), "alice lets the app share her consumption data with Apple"))
+        try await api.setConsumptionConsent(alice, true)
+        let first = try await step("alice buys another coins.100", customer: alice, store: .appStore, seen: &seen) {
+            try store.purchase(
+                customer: alice, product: app.product("coins.100"), appAccountToken: token,
+                environment: appStoreEnvironment)
+        }
+        try await spend(alice, 80, "she spends 80 coins")
+        try await refundRequest(
+            "she asks Apple to refund that coin pack", transactionId: first.transactionId, customer: alice,
+            seen: &seen)
+        let second = try await step("alice buys one more coins.100", customer: alice, store: .appStore, seen: &seen) {
+            try store.purchase(
+                customer: alice, product: app.product("coins.100"), appAccountToken: token,
+                environment: appStoreEnvironment)
+        }
+        try await spend(alice, 40, "she spends 40 coins: the first pack's last 20, then 20 of this one")
+        try await refundRequest(
+            "she asks Apple to refund the new pack", transactionId: second.transactionId, customer: alice,
+            seen: &seen)
+    }
+
+    /// The app spends some of the customer's coins through the server's API.
+    func spend(_ customer: String, _ amount: Int, _ title: String) async throws {
+        report(.step(date: deployment.simulator.clock.now(), title))
+        let key = "demo-\(customer)-\(deployment.simulator.clock.now().timeIntervalSince1970)"
+        try await api.debit(customer, balance: "coins", amount: amount, idempotencyKey: key)
+        report(.customer(id: customer, try await api.customer(customer)))
+    }
+
+    /// The customer asks Apple for a refund: Apple's CONSUMPTION_REQUEST, the server's answer
+    /// (sent by its refund-answers job, run now), and Apple's decision with what it refunded.
+    func refundRequest(_ title: String, transactionId: String, customer: String, seen: inout Int) async throws {
+        let store = deployment.simulator.appStore
+        report(.step(date: deployment.simulator.clock.now(), title))
+        try store.requestRefund(transactionId: transactionId, reason: .unsatisfiedWithPurchase)
+        try await deployment.advance(days: 1.0 / 24)
+        reportStoreEvents(.appStore, since: &seen)
+        try await deployment.application.refundAnswers.answerDue()
+        try await deployment.settle()
+        if let request = try await api.refundRequests(customer).last(where: { $0.transactionId == transactionId }) {
+            report(.consumptionAnswer(Self.describe(request)))
+        }
+        reportStoreEvents(.appStore, since: &seen)
+        if let refunded = store.transaction(transactionId), let type = refunded.revocationType {
+            let percentage = refunded.revocationPercentage.map { " \($0 / 1000)%" } ?? ""
+            report(.storeEvent(store: "App Store", "  revocationType \(type.rawValue)\(percentage)"))
+        }
+        report(.customer(id: customer, try await api.customer(customer)))
+    }
+
+    /// The answer in Apple's field names, or why none was sent.
+    static func describe(_ request: CustomerAPI.RefundRequestAnswer) -> String {
+        guard let sent = request.sent else {
+            return "CONSUMPTION_REQUEST not answered (\(request.status)\(request.skipReason.map { ": \($0)" } ?? ""))"
+        }
+        var parts = ["deliveryStatus \(sent.deliveryStatus)"]
+        if let share = sent.consumptionPercentage {
+            parts.append("consumptionPercentage \(share) (\(Double(share) / 1000)% consumed)")
+        }
+        parts.append("refundPreference \(sent.refundPreference ?? "none")")
+        return "CONSUMPTION_REQUEST answered: " + parts.joined(separator: ", ")
     }
 
     // MARK: Google Play

@@ -83,6 +83,8 @@ struct DemoCommand: AsyncParsableCommand {
             return "            ✗ refused: \(text)"
         case .catchUp(let text):
             return "            ↻ caught up: \(text)"
+        case .consumptionAnswer(let text):
+            return "            ⇢ Storekeeper: \(text)"
         case .customer(let id, let view):
             var parts = view.entitlements.sorted { $0.name < $1.name }.map { entitlement in
                 let mark = entitlement.active ? "✓" : "✗"

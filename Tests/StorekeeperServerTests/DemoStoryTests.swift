@@ -36,15 +36,27 @@ import Testing
     @Test(arguments: ServerBackend.available) func everyStepEndsAsTheStorySays(_ backend: ServerBackend) async throws {
         let lines = try await tell(on: backend)
         let alice = views(lines, of: "alice")
+        let afterwards = Array(repeating: "expired", count: 6)
         #expect(
             states(alice, "pro") == [
                 // The renewal's notification is lost: "active", but its period is over; then caught up.
                 "+active", "active", "+active", "+grace_period", "+active", "+active", "+canceled", "expired",
                 "expired", "expired",
-            ])
+            ] + afterwards)
         #expect(
-            states(alice, "max") == ["-", "-", "-", "-", "-", "+active", "+canceled", "expired", "expired", "expired"])
-        #expect(alice.map { $0.balances["coins"] ?? 0 } == [0, 0, 0, 0, 0, 0, 0, 0, 100, 0])
+            states(alice, "max") == ["-", "-", "-", "-", "-", "+active", "+canceled", "expired", "expired", "expired"]
+                + afterwards)
+        // Refund decisions: 80 of a pack spent, the refund declined; 20 of the next one spent, 80 % refunded.
+        #expect(alice.map { $0.balances["coins"] ?? 0 } == [0, 0, 0, 0, 0, 0, 0, 0, 100, 0, 100, 20, 20, 120, 80, 0])
+        let answers = lines.compactMap { line -> String? in
+            guard case .consumptionAnswer(let text) = line else { return nil }
+            return text
+        }
+        #expect(
+            answers == [
+                "CONSUMPTION_REQUEST answered: deliveryStatus DELIVERED, consumptionPercentage 80000 (80.0% consumed), refundPreference DECLINE",
+                "CONSUMPTION_REQUEST answered: deliveryStatus DELIVERED, consumptionPercentage 20000 (20.0% consumed), refundPreference GRANT_PRORATED",
+            ])
         let gina = views(lines, of: "gina")
         #expect(
             states(gina, "pro") == [
@@ -83,6 +95,9 @@ import Testing
             caughtUp == [
                 "1 notification from Apple's notification history", "1 overdue subscription asked of its store",
             ])
+        #expect(events.filter { $0.hasPrefix("CONSUMPTION_REQUEST") }.count == 2)
+        #expect(events.contains("REFUND_DECLINED"))
+        #expect(events.contains("  revocationType REFUND_PRORATED 80%"))
         #expect(events.first == "SUBSCRIBED INITIAL_BUY")
         #expect(events.contains("DID_FAIL_TO_RENEW GRACE_PERIOD"))
         #expect(events.contains("SUBSCRIPTION_IN_GRACE_PERIOD"))

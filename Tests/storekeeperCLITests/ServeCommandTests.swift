@@ -7,6 +7,9 @@ import Testing
 
 /// `storekeeper serve` and `storekeeper migrate`, run as the built executable.
 @Suite struct ServeCommandTests {
+    /// The schema version of this build: the migrations are numbered 1 to it.
+    static let latestSchema = 8
+
     static let packageRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
         .deletingLastPathComponent().deletingLastPathComponent()
 
@@ -68,7 +71,10 @@ import Testing
         // The database was migrated at start and kept what was written.
         let migrate = try CLI.run(["migrate", "--storage", workspace.databasePath])
         #expect(migrate.status == 0)
-        #expect(migrate.standardOutput == "sqlite://\(workspace.databasePath): schema version 7 -> 7 (up to date)\n")
+        #expect(
+            migrate.standardOutput
+                == "sqlite://\(workspace.databasePath): schema version \(Self.latestSchema) -> \(Self.latestSchema) (up to date)\n"
+        )
     }
 
     @Test func servesWithTheBuiltInSimulator() async throws {
@@ -133,10 +139,14 @@ import Testing
         #expect(first.status == 0, "\(first.standardError)")
         #expect(
             first.standardOutput
-                == "sqlite://\(workspace.databasePath): schema version 0 -> 7 (applied 1, 2, 3, 4, 5, 6, 7)\n")
+                == "sqlite://\(workspace.databasePath): schema version 0 -> \(Self.latestSchema) (applied \((1...Self.latestSchema).map(String.init).joined(separator: ", ")))\n"
+        )
         let again = try CLI.run(["migrate", "--storage", "sqlite://\(workspace.databasePath)"])
         #expect(again.status == 0)
-        #expect(again.standardOutput == "sqlite://\(workspace.databasePath): schema version 7 -> 7 (up to date)\n")
+        #expect(
+            again.standardOutput
+                == "sqlite://\(workspace.databasePath): schema version \(Self.latestSchema) -> \(Self.latestSchema) (up to date)\n"
+        )
     }
 
     @Test func migrateRefusesABadStorageStringWithExitStatus2() throws {
