@@ -210,4 +210,76 @@ import Testing
             #expect(error.problems.map(\.path) == ["quotas.appStore.overall"])
         }
     }
+
+    @Test func theRefundPolicyAndProductRulesLoad() async throws {
+        let folder = try Folder()
+        defer { folder.remove() }
+        let json = Self.valid.replacingOccurrences(
+            of: #""allowedRootFiles": ["root.der"]"#,
+            with: #"""
+                "allowedRootFiles": ["root.der"],
+                "refundPolicy": {"preference": {"declineAboveConsumedPercent": 50, "otherwise": "GRANT_PRORATED"},
+                                 "sampleContentProvided": true}
+                """#
+        ).replacingOccurrences(
+            of: #""com.example.coins": {"kind": "consumable", "balance": "coins", "credits": 100}"#,
+            with: #"""
+                "com.example.coins": {"kind": "consumable", "balance": "coins", "credits": 100,
+                                      "refundPolicy": {"preference": "DECLINE"}},
+                "com.example.unlock": {"kind": "non_consumable", "entitlements": ["unlock"],
+                                       "proratedRefund": {"revokeFromPercent": 50}},
+                "com.example.pass": {"kind": "non_renewing_subscription", "entitlements": ["pass"],
+                                     "proratedRefund": "keep", "refundPolicy": {"answer": false}}
+                """#)
+        let configuration = try await ConfigurationLoader.load(
+            path: try folder.write(json), environment: ["API_KEYS_APP_SECRET": "read-only-secret-0123456789"])
+        let policy = try #require(configuration.apps.first?.appStore?.refundPolicy)
+        #expect(
+            policy
+                == RefundPolicy(
+                    preference: .byConsumedShare(declineAbovePercent: 50, otherwise: .grantProrated),
+                    sampleContentProvided: true))
+        let catalog = configuration.catalog
+        #expect(catalog.product("com.example.coins", in: .appStore)?.refundPolicy?.preference == .fixed(.decline))
+        #expect(catalog.product("com.example.unlock", in: .appStore)?.proratedRefund == .revokeFromPercent(50))
+        #expect(catalog.product("com.example.pass", in: .appStore)?.proratedRefund == .keep)
+        #expect(catalog.product("com.example.pass", in: .appStore)?.refundPolicy?.answer == false)
+        #expect(catalog.product("com.example.pro.monthly", in: .appStore)?.proratedRefund == .revoke)
+    }
+
+    @Test func aWrongRefundValueIsExplainedByItsKey() async throws {
+        let folder = try Folder()
+        defer { folder.remove() }
+        let json = Self.valid.replacingOccurrences(
+            of: #""allowedRootFiles": ["root.der"]"#,
+            with: #"""
+                "allowedRootFiles": ["root.der"],
+                "refundPolicy": {"preference": "MAYBE", "answer": "yes", "tone": "kind"}
+                """#
+        ).replacingOccurrences(
+            of: #""com.example.coins": {"kind": "consumable", "balance": "coins", "credits": 100}"#,
+            with: #"""
+                "com.example.coins": {"kind": "consumable", "balance": "coins", "credits": 100,
+                                      "proratedRefund": "keep"},
+                "com.example.unlock": {"kind": "non_consumable", "entitlements": ["unlock"],
+                                       "proratedRefund": {"revokeFromPercent": 150},
+                                       "refundPolicy": {"preference": {"declineAboveConsumedPercent": 50, "otherwise": "DECLINE"}}}
+                """#)
+        do {
+            _ = try await ConfigurationLoader.load(
+                path: try folder.write(json), environment: ["API_KEYS_APP_SECRET": "read-only-secret-0123456789"])
+            Issue.record("a wrong refund policy loaded")
+        } catch let error as ConfigurationError {
+            #expect(
+                Set(error.problems.map(\.path)) == [
+                    "apps.main.appStore.refundPolicy.preference", "apps.main.appStore.refundPolicy.answer",
+                    "apps.main.appStore.refundPolicy.tone", "products.appStore.com.example.coins.proratedRefund",
+                    "products.appStore.com.example.unlock.proratedRefund",
+                    "products.appStore.com.example.unlock.refundPolicy.preference.otherwise",
+                ])
+            #expect(
+                error.problems.first { $0.path.hasSuffix("refundPolicy.preference") }?.message.contains("MAYBE") == true
+            )
+        }
+    }
 }
