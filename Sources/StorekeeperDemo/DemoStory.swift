@@ -126,20 +126,19 @@ public struct DemoStory: Sendable {
         report(
             .step(date: deployment.simulator.clock.now(), "alice lets the app share her consumption data with Apple"))
         try await api.setConsumptionConsent(alice, true)
-        let first = try await step("alice buys another coins.100", customer: alice, store: .appStore, seen: &seen) {
-            try store.purchase(
-                customer: alice, product: app.product("coins.100"), appAccountToken: token,
-                environment: appStoreEnvironment)
+        func buyCoins(_ title: String, seen: inout Int) async throws -> AppStoreSimulation.PurchaseResult {
+            try await step(title, customer: alice, store: .appStore, seen: &seen) {
+                try store.purchase(
+                    customer: alice, product: app.product("coins.100"), appAccountToken: token,
+                    environment: appStoreEnvironment)
+            }
         }
+        let first = try await buyCoins("alice buys another coins.100", seen: &seen)
         try await spend(alice, 80, "she spends 80 coins")
         try await refundRequest(
             "she asks Apple to refund that coin pack", transactionId: first.transactionId, customer: alice,
             seen: &seen)
-        let second = try await step("alice buys one more coins.100", customer: alice, store: .appStore, seen: &seen) {
-            try store.purchase(
-                customer: alice, product: app.product("coins.100"), appAccountToken: token,
-                environment: appStoreEnvironment)
-        }
+        let second = try await buyCoins("alice buys one more coins.100", seen: &seen)
         try await spend(alice, 40, "she spends 40 coins: the first pack's last 20, then 20 of this one")
         try await refundRequest(
             "she asks Apple to refund the new pack", transactionId: second.transactionId, customer: alice,

@@ -113,6 +113,11 @@ import Testing
             #expect(try await send(h, coins, Self.valid + tail).status == 202)
             #expect(h.appStore.consumptionAnswers(transactionId: coins).count == 2)
             #expect(h.appStore.consumptionAnswers(transactionId: coins).last?.decision == nil)
+            // The control API shows what was received.
+            let listed = try await loopbackRequest(
+                .GET, h.endpoints.baseURL + "/control/appstore/transactions/\(coins)/consumption")
+            #expect(listed.status == 200)
+            #expect((listed.body["answers"] as? [[String: Any]])?.count == 2)
         }
     }
 }

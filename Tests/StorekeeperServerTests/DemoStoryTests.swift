@@ -33,21 +33,29 @@ import Testing
         }
     }
 
+    /// The App Store customer's `pro` after each step: the renewal's notification is lost
+    /// ("active", but its period is over), then caught up; the refund requests come after expiry.
+    static let alicePro =
+        ["+active", "active", "+active", "+grace_period", "+active", "+active", "+canceled"]
+        + Array(repeating: "expired", count: 9)
+    /// Her coins: a pack refunded; then 80 of a pack spent and its refund declined; 20 of the next
+    /// one spent and 80 % of it refunded.
+    static let aliceCoins = [0, 0, 0, 0, 0, 0, 0, 0, 100, 0, 100, 20, 20, 120, 80, 0]
+    /// The Google Play customer's `pro` after each step (the same lost renewal, caught up).
+    static let ginaPro = [
+        "+active", "active", "+active", "+grace_period", "+active", "+active", "+canceled", "expired", "expired",
+        "expired",
+    ]
+    static let ginaCoins = [0, 0, 0, 0, 0, 0, 0, 0, 30, 20]
+
     @Test(arguments: ServerBackend.available) func everyStepEndsAsTheStorySays(_ backend: ServerBackend) async throws {
         let lines = try await tell(on: backend)
         let alice = views(lines, of: "alice")
-        let afterwards = Array(repeating: "expired", count: 6)
+        #expect(states(alice, "pro") == Self.alicePro)
         #expect(
-            states(alice, "pro") == [
-                // The renewal's notification is lost: "active", but its period is over; then caught up.
-                "+active", "active", "+active", "+grace_period", "+active", "+active", "+canceled", "expired",
-                "expired", "expired",
-            ] + afterwards)
-        #expect(
-            states(alice, "max") == ["-", "-", "-", "-", "-", "+active", "+canceled", "expired", "expired", "expired"]
-                + afterwards)
-        // Refund decisions: 80 of a pack spent, the refund declined; 20 of the next one spent, 80 % refunded.
-        #expect(alice.map { $0.balances["coins"] ?? 0 } == [0, 0, 0, 0, 0, 0, 0, 0, 100, 0, 100, 20, 20, 120, 80, 0])
+            states(alice, "max") == ["-", "-", "-", "-", "-", "+active", "+canceled"]
+                + Array(repeating: "expired", count: 9))
+        #expect(alice.map { $0.balances["coins"] ?? 0 } == Self.aliceCoins)
         let answers = lines.compactMap { line -> String? in
             guard case .consumptionAnswer(let text) = line else { return nil }
             return text
@@ -58,15 +66,10 @@ import Testing
                 "CONSUMPTION_REQUEST answered: deliveryStatus DELIVERED, consumptionPercentage 20000 (20.0% consumed), refundPreference GRANT_PRORATED",
             ])
         let gina = views(lines, of: "gina")
-        #expect(
-            states(gina, "pro") == [
-                // The renewal's notification is lost: "active", but its period is over; then caught up.
-                "+active", "active", "+active", "+grace_period", "+active", "+active", "+canceled", "expired",
-                "expired", "expired",
-            ])
+        #expect(states(gina, "pro") == Self.ginaPro)
         #expect(
             states(gina, "max") == ["-", "-", "-", "-", "-", "+active", "+canceled", "expired", "expired", "expired"])
-        #expect(gina.map { $0.balances["coins"] ?? 0 } == [0, 0, 0, 0, 0, 0, 0, 0, 30, 20])
+        #expect(gina.map { $0.balances["coins"] ?? 0 } == Self.ginaCoins)
 
         // Keep: the second accounts are refused and get nothing.
         let refusals = lines.compactMap { line -> String? in

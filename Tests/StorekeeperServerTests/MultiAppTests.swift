@@ -34,19 +34,11 @@ import Testing
     func expectTheStory(_ lines: [DemoStory.Line]) {
         let demo = DemoStoryTests()
         let alice = demo.views(lines, of: "alice@second")
-        #expect(
-            demo.states(alice, "pro") == [
-                "+active", "active", "+active", "+grace_period", "+active", "+active", "+canceled", "expired",
-                "expired", "expired",
-            ])
-        #expect(alice.map { $0.balances["coins"] ?? 0 } == [0, 0, 0, 0, 0, 0, 0, 0, 100, 0])
+        #expect(demo.states(alice, "pro") == DemoStoryTests.alicePro)
+        #expect(alice.map { $0.balances["coins"] ?? 0 } == DemoStoryTests.aliceCoins)
         let gina = demo.views(lines, of: "gina@second")
-        #expect(
-            demo.states(gina, "pro") == [
-                "+active", "active", "+active", "+grace_period", "+active", "+active", "+canceled", "expired",
-                "expired", "expired",
-            ])
-        #expect(gina.map { $0.balances["coins"] ?? 0 } == [0, 0, 0, 0, 0, 0, 0, 0, 30, 20])
+        #expect(demo.states(gina, "pro") == DemoStoryTests.ginaPro)
+        #expect(gina.map { $0.balances["coins"] ?? 0 } == DemoStoryTests.ginaCoins)
         let refusals = lines.compactMap { line -> String? in
             guard case .refusal(let text) = line else { return nil }
             return text

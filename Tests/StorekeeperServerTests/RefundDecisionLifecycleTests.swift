@@ -41,6 +41,17 @@ import Testing
             .compactMap { Int($0.split(separator: " ").last ?? "") }.reduce(0, +)
     }
 
+    /// A consenting customer's coin pack, and the refund request Apple sent about it: stored, not answered.
+    func refundRequested(_ h: ServerHarness, _ customer: String) async throws -> AppStoreSimulation.PurchaseResult {
+        let token = try await h.createCustomer(customer)
+        _ = try await consent(h, customer, "true")
+        let coins = try h.simulator.appStore.purchase(customer: customer, product: "coins.100", appAccountToken: token)
+        try await h.settle()
+        try h.simulator.appStore.requestRefund(transactionId: coins.transactionId)
+        try await h.settle()
+        return coins
+    }
+
     static func withPolicy(_ policy: RefundPolicy)
         -> @Sendable (StoreSimulator, inout StorekeeperConfiguration)
         throws -> Void
@@ -228,12 +239,7 @@ import Testing
     @Test(arguments: ServerBackend.available)
     func aRestartBetweenRequestAndAnswerSendsItOnce(_ backend: ServerBackend) async throws {
         try await ServerHarness.run(on: backend) { h in
-            let token = try await h.createCustomer("gus")
-            _ = try await consent(h, "gus", "true")
-            let coins = try h.simulator.appStore.purchase(customer: "gus", product: "coins.100", appAccountToken: token)
-            try await h.settle()
-            try h.simulator.appStore.requestRefund(transactionId: coins.transactionId)
-            try await h.settle()
+            let coins = try await refundRequested(h, "gus")
             // Stopped before answering; started again: a new server on new connections to the same database.
             let storage = try await StorageFactory.open(
                 h.application.configuration.storageURL, logger: Logger(label: "restarted"))
@@ -257,12 +263,7 @@ import Testing
     @Test(arguments: ServerBackend.available)
     func appleAnswering500ThenOKSendsItOnce(_ backend: ServerBackend) async throws {
         try await ServerHarness.run(on: backend) { h in
-            let token = try await h.createCustomer("hal")
-            _ = try await consent(h, "hal", "true")
-            let coins = try h.simulator.appStore.purchase(customer: "hal", product: "coins.100", appAccountToken: token)
-            try await h.settle()
-            try h.simulator.appStore.requestRefund(transactionId: coins.transactionId)
-            try await h.settle()
+            let coins = try await refundRequested(h, "hal")
             // As many 500s as the API client tries within one call: the call fails, the outbox retries.
             h.simulator.faults.add([APIFault(pathPrefix: Self.consumptionPath, status: 500, times: 4)])
             try await h.answerRefundRequests()
@@ -285,12 +286,7 @@ import Testing
     @Test(arguments: ServerBackend.available)
     func afterTwelveHoursNothingIsSentAndThatIsRecorded(_ backend: ServerBackend) async throws {
         try await ServerHarness.run(on: backend) { h in
-            let token = try await h.createCustomer("ivy")
-            _ = try await consent(h, "ivy", "true")
-            let coins = try h.simulator.appStore.purchase(customer: "ivy", product: "coins.100", appAccountToken: token)
-            try await h.settle()
-            try h.simulator.appStore.requestRefund(transactionId: coins.transactionId)
-            try await h.settle()
+            let coins = try await refundRequested(h, "ivy")
             try await h.advance(days: 12.5 / 24)
             try await h.answerRefundRequests()
             #expect(h.simulator.appStore.consumptionAnswers(transactionId: coins.transactionId).isEmpty)
@@ -303,12 +299,7 @@ import Testing
     @Test(arguments: ServerBackend.available)
     func aRefusalIsFinalAndKeptWithItsStatus(_ backend: ServerBackend) async throws {
         try await ServerHarness.run(on: backend) { h in
-            let token = try await h.createCustomer("jo")
-            _ = try await consent(h, "jo", "true")
-            let coins = try h.simulator.appStore.purchase(customer: "jo", product: "coins.100", appAccountToken: token)
-            try await h.settle()
-            try h.simulator.appStore.requestRefund(transactionId: coins.transactionId)
-            try await h.settle()
+            let coins = try await refundRequested(h, "jo")
             h.simulator.faults.add([APIFault(pathPrefix: Self.consumptionPath, status: 400)])
             try await h.answerRefundRequests()
             let request = try #require(try await refundRequests(h, "jo").first)

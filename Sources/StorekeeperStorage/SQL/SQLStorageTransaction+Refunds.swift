@@ -129,18 +129,10 @@ extension SQLStorageTransaction {
     func claimDueRefundRequests(now: Date, limit: Int, lease: TimeInterval) async throws -> [RefundRequest] {
         guard limit > 0 else { return [] }
         let leasedUntil = StoredTime.milliseconds(now.addingTimeInterval(max(lease, 0)))
-        let claimed = try await rows(
-            """
-            WITH due AS MATERIALIZED (
-                SELECT store AS due_store, id AS due_id FROM refund_requests
-                WHERE status = 'pending' AND next_attempt_at <= \(bind: StoredTime.milliseconds(now))
-                ORDER BY next_attempt_at, store, id
-                LIMIT \(bind: limit)\(unsafeRaw: flavor.lockSkippingLocked)
-            )
-            UPDATE refund_requests SET next_attempt_at = \(bind: leasedUntil)
-            WHERE (store, id) IN (SELECT due_store, due_id FROM due)
-            RETURNING \(unsafeRaw: Self.refundRequestColumns)
-            """
+        let claimed = try await claim(
+            from: "refund_requests", key: "id", due: "status = 'pending'", now: StoredTime.milliseconds(now),
+            orderBy: "next_attempt_at, store, id", limit: limit, leasedUntil: leasedUntil,
+            returning: Self.refundRequestColumns
         ).map(refundRequest(from:))
         return claimed.sorted { ($0.requestedAt, $0.id) < ($1.requestedAt, $1.id) }
     }

@@ -489,25 +489,37 @@ struct SQLStorageTransaction: StorageTransaction {
         guard limit > 0 else { return [] }
         let nowMilliseconds = StoredTime.milliseconds(now)
         let leasedUntil = StoredTime.milliseconds(now.addingTimeInterval(max(lease, 0)))
-        // One statement picks the due rows and moves their next attempt past the lease; on
-        // PostgreSQL rows another worker has locked are skipped, so concurrent claims are disjoint.
-        let claimed = try await rows(
-            """
-            WITH due AS MATERIALIZED (
-                SELECT store AS due_store, dedupe_key AS due_key FROM inbox
-                WHERE status IN ('pending', 'failed') AND next_attempt_at <= \(bind: nowMilliseconds)
-                ORDER BY received_at, store, dedupe_key
-                LIMIT \(bind: limit)\(unsafeRaw: flavor.lockSkippingLocked)
-            )
-            UPDATE inbox SET next_attempt_at = \(bind: leasedUntil)
-            WHERE (store, dedupe_key) IN (SELECT due_store, due_key FROM due)
-            RETURNING \(unsafeRaw: Self.inboxColumns)
-            """
+        let claimed = try await claim(
+            from: "inbox", key: "dedupe_key", due: "status IN ('pending', 'failed')", now: nowMilliseconds,
+            orderBy: "received_at, store, dedupe_key", limit: limit, leasedUntil: leasedUntil,
+            returning: Self.inboxColumns
         ).map(notification(from:))
         // RETURNING has no defined order.
         return claimed.sorted {
             ($0.receivedAt, $0.store.rawValue, $0.dedupeKey) < ($1.receivedAt, $1.store.rawValue, $1.dedupeKey)
         }
+    }
+
+    /// Claims the rows of `table` (keyed by `store` and `key`) that are `due` and whose
+    /// `next_attempt_at` has come, at most `limit` in `orderBy` order, by moving their next attempt
+    /// past a lease — in one statement; on PostgreSQL rows another worker has locked are skipped,
+    /// so concurrent claims are disjoint. The inbox and the refund request outbox are claimed so.
+    func claim(
+        from table: String, key: String, due: String, now: Int64, orderBy: String, limit: Int, leasedUntil: Int64,
+        returning columns: String
+    ) async throws -> [any SQLRow] {
+        try await rows(
+            """
+            WITH due AS MATERIALIZED (
+                SELECT store AS due_store, \(unsafeRaw: key) AS due_key FROM \(unsafeRaw: table)
+                WHERE \(unsafeRaw: due) AND next_attempt_at <= \(bind: now)
+                ORDER BY \(unsafeRaw: orderBy)
+                LIMIT \(bind: limit)\(unsafeRaw: flavor.lockSkippingLocked)
+            )
+            UPDATE \(unsafeRaw: table) SET next_attempt_at = \(bind: leasedUntil)
+            WHERE (store, \(unsafeRaw: key)) IN (SELECT due_store, due_key FROM due)
+            RETURNING \(unsafeRaw: columns)
+            """)
     }
 
     func updateNotification(_ notification: InboxNotification) async throws {
