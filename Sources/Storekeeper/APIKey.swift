@@ -8,6 +8,9 @@ public struct APIKeyRecord: Sendable, Hashable, Codable {
         case secret
         /// Reads only (GET).
         case readOnly = "read_only"
+        /// What an app-facing gateway needs, nothing more: purchase submissions, app transactions
+        /// and the signing endpoints (offers, introductory offer eligibility, Advanced Commerce).
+        case appGateway = "app_gateway"
     }
 
     /// A short public id, shown in listings and logs instead of the secret.

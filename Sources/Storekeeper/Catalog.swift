@@ -28,11 +28,14 @@ public struct CatalogProduct: Sendable, Hashable, Codable {
     public var proratedRefund: ProratedRefundRule
     /// Where answering a refund consumption request for this product departs from its app's policy.
     public var refundPolicy: RefundPolicyOverride?
+    /// The promotional offer ids set up for this subscription in App Store Connect: the only ones
+    /// the server signs.
+    public var promotionalOffers: [String]
 
     public init(
         id: String, store: Store, kind: ProductKind, entitlements: [String] = [], balance: String? = nil,
         credits: Int = 0, group: String? = nil, proratedRefund: ProratedRefundRule = .revoke,
-        refundPolicy: RefundPolicyOverride? = nil
+        refundPolicy: RefundPolicyOverride? = nil, promotionalOffers: [String] = []
     ) {
         self.id = id
         self.store = store
@@ -43,6 +46,7 @@ public struct CatalogProduct: Sendable, Hashable, Codable {
         self.group = group
         self.proratedRefund = proratedRefund
         self.refundPolicy = refundPolicy
+        self.promotionalOffers = promotionalOffers
     }
 }
 

@@ -117,10 +117,13 @@ public struct SimulatedDeployment: Sendable {
     /// The catalog one app sells, on both stores.
     public static func products(of app: App) -> [CatalogProduct] {
         [
+            // One subscription group, "pro", on both stores: offers are decided across them.
             CatalogProduct(
-                id: app.product("pro.monthly"), store: .appStore, kind: .subscription, entitlements: ["pro"]),
+                id: app.product("pro.monthly"), store: .appStore, kind: .subscription, entitlements: ["pro"],
+                group: "pro", promotionalOffers: ["comeback.3months"]),
             CatalogProduct(
-                id: app.product("max.monthly"), store: .appStore, kind: .subscription, entitlements: ["pro", "max"]),
+                id: app.product("max.monthly"), store: .appStore, kind: .subscription, entitlements: ["pro", "max"],
+                group: "pro"),
             CatalogProduct(
                 id: app.product("coins.100"), store: .appStore, kind: .consumable, balance: "coins", credits: 100),
             // A prorated refund takes the unlock back from half of it refunded; a season pass stays.
@@ -130,9 +133,12 @@ public struct SimulatedDeployment: Sendable {
             CatalogProduct(
                 id: app.product("pass.season"), store: .appStore, kind: .nonRenewingSubscription,
                 entitlements: ["season"], proratedRefund: .keep),
-            CatalogProduct(id: app.product("premium"), store: .googlePlay, kind: .subscription, entitlements: ["pro"]),
             CatalogProduct(
-                id: app.product("premium.max"), store: .googlePlay, kind: .subscription, entitlements: ["pro", "max"]),
+                id: app.product("premium"), store: .googlePlay, kind: .subscription, entitlements: ["pro"], group: "pro"
+            ),
+            CatalogProduct(
+                id: app.product("premium.max"), store: .googlePlay, kind: .subscription, entitlements: ["pro", "max"],
+                group: "pro"),
             CatalogProduct(
                 id: app.product("gems"), store: .googlePlay, kind: .consumable, balance: "coins", credits: 10),
             CatalogProduct(

@@ -16,6 +16,8 @@ public final class StorekeeperApplication: Sendable {
     /// One adapter per store; nothing else knows a store.
     public let stores: StoreAdapters
     public let customers: CustomerService
+    /// Signs offers and requests for StoreKit with each App Store app's key.
+    public let offers: OfferSigningService
     public let inbox: NotificationInbox
     /// Settles purchases with their stores; its sweep retries what a store still waits for.
     public let settler: PurchaseSettler
@@ -51,11 +53,13 @@ public final class StorekeeperApplication: Sendable {
         // must keep within them together; a SQLite database has one process, which counts alone.
         let quotas: StoreQuotas =
             storage.backendName == "postgresql" ? .shared(storage: storage, clock: quotaClock) : .inProcess
+        let appStoreApps = try AppStoreApps(
+            configuration: configuration, clock: clock, httpClient: httpClient, quotas: quotas)
+        offers = try OfferSigningService(
+            storage: storage, apps: appStoreApps, catalog: catalog, policies: configuration.policies, clock: clock)
         let stores = StoreAdapters([
             AppStoreAdapter(
-                apps: try AppStoreApps(
-                    configuration: configuration, clock: clock, httpClient: httpClient, quotas: quotas),
-                catalog: catalog, policies: configuration.policies, clock: clock, logger: logger),
+                apps: appStoreApps, catalog: catalog, policies: configuration.policies, clock: clock, logger: logger),
             GooglePlayAdapter(
                 apps: try GooglePlayApps(
                     configuration: configuration, clock: clock, httpClient: httpClient, logger: logger,
@@ -167,6 +171,7 @@ public final class StorekeeperApplication: Sendable {
         let authenticated = v1.group().add(middleware: APIKeyMiddleware(keys: configuration.apiKeys))
         CustomerRoutes(service: customers).register(on: authenticated)
         RefundRoutes(service: customers).register(on: authenticated)
+        SignatureRoutes(service: offers).register(on: authenticated)
         InboxRoutes(storage: storage).register(on: authenticated)
         return router
     }

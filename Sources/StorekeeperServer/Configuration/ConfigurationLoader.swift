@@ -106,6 +106,15 @@ struct Parse {
             }
         }
         policies.setAppAccountToken = bool("policies.setAppAccountToken") ?? true
+        if let raw = string("policies.promotionalOffers") {
+            if let rule = OfferEligibility.PromotionalRule(rawValue: raw) {
+                policies.promotionalOffers = rule
+            } else {
+                let known = OfferEligibility.PromotionalRule.allCases.map(\.rawValue).joined(separator: ", ")
+                problem("policies.promotionalOffers", "unknown rule '\(raw)' (expected one of: \(known))")
+            }
+        }
+        policies.introductoryOffersAcrossStores = bool("policies.introductoryOffersAcrossStores") ?? false
         var processing = ProcessingSettings()
         processing.initialRetryDelay = seconds("processing.initialRetryDelay") ?? processing.initialRetryDelay
         processing.maxRetryDelay = seconds("processing.maxRetryDelay") ?? processing.maxRetryDelay
@@ -199,7 +208,8 @@ struct Parse {
             let path = "apiKeys.\(name)"
             let rawScope = string("\(path).scope") ?? "secret"
             guard let scope = APIKeyRecord.Scope(rawValue: rawScope) else {
-                problem("\(path).scope", "unknown scope '\(rawScope)' (expected secret or read_only)")
+                let known = APIKeyRecord.Scope.allCases.map(\.rawValue).joined(separator: ", ")
+                problem("\(path).scope", "unknown scope '\(rawScope)' (expected one of: \(known))")
                 continue
             }
             guard let secret = secretValue(path) else { continue }
@@ -488,6 +498,17 @@ struct Parse {
                 )
             } else if let rule = proratedRefundRule(raw, path: "\(path).proratedRefund") {
                 product.proratedRefund = rule
+            }
+        }
+        if let raw = entry["promotionalOffers"] {
+            if let offers = raw as? [String], store == .appStore, kind == .subscription,
+                offers.allSatisfy({ !$0.isEmpty })
+            {
+                product.promotionalOffers = offers
+            } else {
+                problem(
+                    "\(path).promotionalOffers",
+                    "must be a list of offer ids, on an App Store subscription (promotional offers are Apple's)")
             }
         }
         if let raw = entry["refundPolicy"] {

@@ -77,6 +77,11 @@ public struct Policies: Sendable, Hashable {
     /// Whether a purchase made outside the app (no appAccountToken) gets the presenting customer's
     /// token set with the App Store's Set App Account Token.
     public var setAppAccountToken: Bool
+    /// Who may have a promotional offer signed.
+    public var promotionalOffers: OfferEligibility.PromotionalRule = .subscribersOfGroup
+    /// Whether a subscription to a group on one store uses up the introductory offer of the group of
+    /// the same name on the other.
+    public var introductoryOffersAcrossStores = false
 
     public init(ownershipConflict: OwnershipPolicy = .keep, setAppAccountToken: Bool = true) {
         self.ownershipConflict = ownershipConflict

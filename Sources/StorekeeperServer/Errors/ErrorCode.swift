@@ -13,6 +13,8 @@ public enum ErrorCode: String, Sendable, Hashable, CaseIterable {
     case missingAPIKey = "missing-api-key"
     case invalidAPIKey = "invalid-api-key"
     case readOnlyAPIKey = "read-only-api-key"
+    /// The API key's scope does not allow this request (an `app_gateway` key outside its routes).
+    case apiKeyScope = "api-key-scope"
     /// A usage report that can't be (a share above 100 %, a share for a consumable or subscription).
     case invalidUsage = "invalid-usage"
 
@@ -36,6 +38,14 @@ public enum ErrorCode: String, Sendable, Hashable, CaseIterable {
     case transactionUpgraded = "transaction-upgraded"
 
     // State.
+    /// The catalog has no such product (or not one offers are for).
+    case unknownProduct = "unknown-product"
+    /// The catalog lists no such promotional offer for the product.
+    case unknownOffer = "unknown-offer"
+    /// The customer may not have the offer under the configured policy.
+    case notEligible = "not-eligible"
+    /// A signature must name one of the customer's App Store transactions and they have none.
+    case appTransactionRequired = "app-transaction-required"
     case customerNotFound = "customer-not-found"
     case purchaseNotFound = "purchase-not-found"
     /// The purchase was stored before apps were recorded and its app is not known yet.
@@ -65,9 +75,11 @@ public enum ErrorCode: String, Sendable, Hashable, CaseIterable {
             .invalidQuery, .invalidSignedData, .malformedPayload, .invalidUsage:
             .badRequest
         case .missingAPIKey, .invalidAPIKey, .invalidPushToken: .unauthorized
-        case .readOnlyAPIKey: .forbidden
-        case .customerNotFound, .purchaseNotFound: .notFound
-        case .ownershipConflict, .insufficientBalance, .idempotencyKeyReused, .purchaseNotOwned: .conflict
+        case .readOnlyAPIKey, .apiKeyScope: .forbidden
+        case .customerNotFound, .purchaseNotFound, .unknownProduct, .unknownOffer: .notFound
+        case .ownershipConflict, .insufficientBalance, .idempotencyKeyReused, .purchaseNotOwned, .notEligible,
+            .appTransactionRequired:
+            .conflict
         case .unknownApp, .appRequired, .environmentNotAccepted, .sandboxPurchaseInProduction, .transactionUpgraded,
             .purchaseAppUnknown, .notConfigured:
             .unprocessableContent

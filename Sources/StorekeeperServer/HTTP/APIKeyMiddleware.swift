@@ -28,6 +28,22 @@ struct APIKeyMiddleware<Context: RequestContext>: RouterMiddleware {
         if scope == .readOnly && request.method != .get && request.method != .head {
             throw ServerError(.readOnlyAPIKey, "a read-only API key can only read")
         }
+        if scope == .appGateway && !Self.appGatewayAllows(request.method, request.uri.path) {
+            throw ServerError(
+                .apiKeyScope,
+                "an app_gateway key may only submit purchases and app transactions and ask for signatures")
+        }
         return try await next(request, context)
+    }
+
+    /// What an app-facing gateway may call: `POST /v1/customers/{id}/purchases/{store}`,
+    /// `…/app-transactions` and `…/signatures/{kind}`.
+    static func appGatewayAllows(_ method: HTTPRequest.Method, _ path: String) -> Bool {
+        let parts = path.split(separator: "/", omittingEmptySubsequences: true)
+        guard method == .post, parts.count >= 4, parts[0] == "v1", parts[1] == "customers" else { return false }
+        switch (parts[3], parts.count) {
+        case ("purchases", 5), ("app-transactions", 4), ("signatures", 5): return true
+        default: return false
+        }
     }
 }
