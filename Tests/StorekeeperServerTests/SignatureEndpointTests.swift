@@ -247,14 +247,13 @@ import Testing
     }
 
     @Test func withoutASigningKeyTheConfigurationIsNamed() async throws {
-        try await ServerHarness.run(
-            on: .sqlite,
-            customize: { _, configuration in
-                configuration.apps[0].appStore?.keyID = nil
-                configuration.apps[0].appStore?.issuerID = nil
-                configuration.apps[0].appStore?.privateKeyPath = nil
-            }
-        ) { h in
+        let withoutKey: @Sendable (StoreSimulator, inout StorekeeperConfiguration) throws -> Void = {
+            _, configuration in
+            configuration.apps[0].appStore?.keyID = nil
+            configuration.apps[0].appStore?.issuerID = nil
+            configuration.apps[0].appStore?.privateKeyPath = nil
+        }
+        try await ServerHarness.run(on: .sqlite, customize: withoutKey) { h in
             _ = try await h.createCustomer("wes")
             let response = try await h.request(
                 .POST, "/v1/customers/wes/signatures/advanced-commerce", json: #"{"request": {"operation": "X"}}"#)
