@@ -18,6 +18,7 @@ extension Purchase {
             quantity: fact.quantity, accountHint: fact.accountHint, replaces: fact.replaces,
             observedAt: fact.observedAt, needsAcknowledgement: fact.needsAcknowledgement
         )
+        appTransactionID = fact.appTransactionID
     }
 
     /// Applies `fact` under DESIGN.md's ordering rule: only a strictly newer fact changes anything,
@@ -32,6 +33,7 @@ extension Purchase {
         else { return .stale }
         var next = Purchase(fact: fact, customerID: customerID)
         next.accountHint = fact.accountHint ?? accountHint
+        next.appTransactionID = fact.appTransactionID ?? appTransactionID
         next.replaces = fact.replaces ?? replaces
         // Replacement is final: the old token's own later states (Google reports it expired) must
         // not make the outcome depend on which of the two purchases was heard of first.

@@ -14,3 +14,23 @@ public struct Customer: Sendable, Hashable, Codable {
         self.createdAt = createdAt
     }
 }
+
+/// A customer's link to an app transaction (App Store `appTransactionId`: one per Apple Account per
+/// app download), made when the app's backend submitted the app transaction StoreKit gave the app.
+public struct AppTransactionLink: Sendable, Hashable, Codable {
+    public var app: AppID
+    public var appTransactionID: String
+    public var environment: PurchaseEnvironment
+    public var customerID: CustomerID
+    public var linkedAt: Date
+
+    public init(
+        app: AppID, appTransactionID: String, environment: PurchaseEnvironment, customerID: CustomerID, linkedAt: Date
+    ) {
+        self.app = app
+        self.appTransactionID = appTransactionID
+        self.environment = environment
+        self.customerID = customerID
+        self.linkedAt = linkedAt
+    }
+}

@@ -31,6 +31,10 @@ public struct Purchase: Sendable, Hashable, Codable {
     public var accountHint: String?
     /// The purchase this one replaced (Google: `linkedPurchaseToken`).
     public var replaces: PurchaseKey?
+    /// The App Store's id of the Apple Account's download of the app (`appTransactionId`): links a
+    /// purchase without an account token (a family member's, one made outside the app) to the
+    /// customer who submitted that app transaction.
+    public var appTransactionID: String?
     /// When the facts now applied were true: the ordering key (DESIGN.md, "Ordering").
     public var observedAt: Date
     /// Whether the store still waits for an acknowledgement (Google: refunded after 3 days).

@@ -21,6 +21,8 @@ public struct PurchaseFact: Sendable, Hashable, Codable {
     public var quantity: Int
     public var accountHint: String?
     public var replaces: PurchaseKey?
+    /// The App Store's `appTransactionId` of the transaction, when it carries one.
+    public var appTransactionID: String?
     public var observedAt: Date
     public var needsAcknowledgement: Bool
     /// Billing events the fact reports (each one is merged, never removed).

@@ -18,6 +18,8 @@ public final class StorekeeperApplication: Sendable {
     public let customers: CustomerService
     /// Signs offers and requests for StoreKit with each App Store app's key.
     public let offers: OfferSigningService
+    /// Links customers to their App Store app transactions.
+    public let appTransactions: AppTransactionService
     public let inbox: NotificationInbox
     /// Settles purchases with their stores; its sweep retries what a store still waits for.
     public let settler: PurchaseSettler
@@ -68,6 +70,8 @@ public final class StorekeeperApplication: Sendable {
         ])
         self.stores = stores
         let recorder = PurchaseRecorder(catalog: catalog, access: configuration.access)
+        appTransactions = AppTransactionService(
+            storage: storage, apps: appStoreApps, recorder: recorder, policies: configuration.policies, clock: clock)
         let settler = PurchaseSettler(stores: stores, storage: storage, recorder: recorder, logger: logger)
         self.settler = settler
         customers = CustomerService(
@@ -172,6 +176,7 @@ public final class StorekeeperApplication: Sendable {
         CustomerRoutes(service: customers).register(on: authenticated)
         RefundRoutes(service: customers).register(on: authenticated)
         SignatureRoutes(service: offers).register(on: authenticated)
+        AppTransactionRoutes(service: appTransactions).register(on: authenticated)
         InboxRoutes(storage: storage).register(on: authenticated)
         return router
     }

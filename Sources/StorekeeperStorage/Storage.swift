@@ -145,6 +145,15 @@ public protocol StorageTransaction: Sendable {
     /// Deletes the calls of `scope` admitted at or before `horizon` (they count against nothing).
     func pruneQuotaAdmissions(scope: String, through horizon: Date) async throws
 
+    // MARK: App transactions
+
+    /// The customer linked to the app transaction `id` of `app`, if any.
+    func appTransactionLink(app: AppID, id: String) async throws -> AppTransactionLink?
+    /// Links (or relinks) the app transaction to its customer.
+    func saveAppTransactionLink(_ link: AppTransactionLink) async throws
+    /// Purchases of `app` nobody claimed yet that carry the app transaction `id`.
+    func unlinkedPurchases(app: AppID, appTransactionID id: String) async throws -> [Purchase]
+
     // MARK: Refund decisions
 
     /// Whether the customer consented to share consumption data; nil when never asked.

@@ -91,9 +91,13 @@ import Testing
             #expect(try await pro() == "+active")
 
             // Family sharing: a family member's access, then its revocation.
-            let familyToken = try await h.createCustomer("nora")
-            let shared = try store.purchase(
-                customer: "nora", product: "pro.monthly", appAccountToken: familyToken, ownership: .familyShared)
+            // Its transaction carries no account token: nora's app transaction links it to her.
+            _ = try await h.createCustomer("nora")
+            let appTransaction = try store.signedAppTransaction(customer: "nora", bundleId: ServerHarness.bundleID)
+            let linked = try await h.request(
+                .POST, "/v1/customers/nora/app-transactions", json: #"{"signedAppTransaction": "\#(appTransaction)"}"#)
+            #expect(linked.status == 200)
+            let shared = try store.purchase(customer: "nora", product: "pro.monthly", ownership: .familyShared)
             try await step()
             #expect(try await h.entitlements("nora")["pro"]?.active == true)
             try store.revokeFamilySharing(transactionId: shared.transactionId)

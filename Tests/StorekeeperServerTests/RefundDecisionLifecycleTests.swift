@@ -332,6 +332,15 @@ import Testing
                 for item in cases {
                     let customer = "\(revocation.rawValue)-\(item.name)"
                     let token = try await h.createCustomer(customer)
+                    if revocation == .family {
+                        // A family member's transaction carries no account token: its app transaction links it.
+                        let appTransaction = try store.signedAppTransaction(
+                            customer: customer, bundleId: ServerHarness.bundleID)
+                        let linked = try await h.request(
+                            .POST, "/v1/customers/\(customer)/app-transactions",
+                            json: #"{"signedAppTransaction": "\#(appTransaction)"}"#)
+                        #expect(linked.status == 200)
+                    }
                     let bought = try store.purchase(
                         customer: customer, product: item.product, appAccountToken: token,
                         ownership: revocation == .family ? .familyShared : .purchased)

@@ -42,7 +42,8 @@ extension AppStoreSimulation.State {
         let environment = requested ?? app.environment
         var customerRecord = customers[customer] ?? CustomerRecord()
         if customerRecord.appAccountToken == nil, inApp { customerRecord.appAccountToken = appAccountToken }
-        let token = inApp ? appAccountToken ?? customerRecord.appAccountToken : nil
+        // A family member's transactions carry no account token (the purchaser's is not theirs).
+        let token = inApp && ownership != .familyShared ? appAccountToken ?? customerRecord.appAccountToken : nil
         let appTransactionKey = CustomerRecord.appTransactionKey(bundleId: app.bundleId, environment: environment)
         let appTransactionId = customerRecord.appTransactionIds[appTransactionKey] ?? ids.appTransactionId()
         customerRecord.appTransactionIds[appTransactionKey] = appTransactionId

@@ -34,20 +34,32 @@ extension AppStoreSimulation {
         let now = clock.now()
         return try state.withLock { (state) throws(APIFailure) in
             let record = try state.apiTransaction(transactionId, app: app)
-            let firstPurchase = state.transactions.values
-                .filter { $0.environment == app.environment && $0.appTransactionId == record.appTransactionId }
-                .map(\.originalPurchaseDate).min()
-            let appTransaction = AppTransaction(
-                receiptType: app.environment, appAppleId: app.appAppleId, bundleId: app.bundleId,
-                applicationVersion: "1", receiptCreationDate: now, originalPurchaseDate: firstPurchase,
-                originalApplicationVersion: "1", appTransactionId: record.appTransactionId,
-                originalPlatform: .iOS)
             do {
-                guard let signer = state.signer else { throw AppStoreSimulationError.notStarted }
-                return AppTransactionInfoResponse(signedAppTransactionInfo: try signer.sign(appTransaction))
+                return AppTransactionInfoResponse(
+                    signedAppTransactionInfo: try state.signedAppTransaction(
+                        record.appTransactionId, app: app, environment: app.environment, at: now))
             } catch {
                 throw APIFailure(status: 500, code: .generalInternal, message: "signing failed")
             }
+        }
+    }
+
+    /// The app transaction StoreKit gives the app on the customer's device (`AppTransaction.shared`),
+    /// signed: the customer's `appTransactionId` for the app in `environment` (the app's default
+    /// when nil), issued now if they had none — the download.
+    public func signedAppTransaction(
+        customer: String, bundleId: String, environment: Environment? = nil
+    ) throws(AppStoreSimulationError) -> String {
+        let now = clock.now()
+        return try state.withLock { (state) throws(AppStoreSimulationError) in
+            guard let app = state.apps[bundleId] else { throw .unknownApp(bundleId) }
+            let environment = environment ?? app.environment
+            var record = state.customers[customer] ?? CustomerRecord()
+            let key = CustomerRecord.appTransactionKey(bundleId: bundleId, environment: environment)
+            let id = record.appTransactionIds[key] ?? state.ids.appTransactionId()
+            record.appTransactionIds[key] = id
+            state.customers[customer] = record
+            return try state.signedAppTransaction(id, app: app, environment: environment, at: now)
         }
     }
 
@@ -368,6 +380,27 @@ extension AppStoreSimulation {
         }
         guard !id.isEmpty, id.count <= 128 else {
             throw APIFailure(status: 400, code: .invalidRequestIdentifier, message: "requestIdentifier is invalid")
+        }
+    }
+}
+
+extension AppStoreSimulation.State {
+    /// The signed `AppTransaction` of one download (`appTransactionId`) of `app` in `environment`.
+    func signedAppTransaction(
+        _ appTransactionId: String, app: SimulatedApp, environment: Environment, at now: Date
+    ) throws(AppStoreSimulationError) -> String {
+        let firstPurchase = transactions.values
+            .filter { $0.environment == environment && $0.appTransactionId == appTransactionId }
+            .map(\.originalPurchaseDate).min()
+        let appTransaction = AppTransaction(
+            receiptType: environment, appAppleId: app.appAppleId, bundleId: app.bundleId, applicationVersion: "1",
+            receiptCreationDate: now, originalPurchaseDate: firstPurchase ?? now, originalApplicationVersion: "1",
+            appTransactionId: appTransactionId, originalPlatform: .iOS)
+        guard let signer else { throw .notStarted }
+        do {
+            return try signer.sign(appTransaction)
+        } catch {
+            throw .notStarted
         }
     }
 }

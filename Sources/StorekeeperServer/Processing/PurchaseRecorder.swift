@@ -86,6 +86,11 @@ public struct PurchaseRecorder: Sendable {
         if purchase.customerID == nil, let hint = purchase.accountHint {
             purchase.customerID = try await customer(forHint: hint, in: transaction)?.id
         }
+        // No token (a family member's purchase, one made outside the app): the customer who
+        // submitted the app transaction it names.
+        if purchase.customerID == nil, let app = purchase.app, let appTransaction = purchase.appTransactionID {
+            purchase.customerID = try await transaction.appTransactionLink(app: app, id: appTransaction)?.customerID
+        }
         if let replaced = fact.replaces {
             let previous = try await supersede(replaced, by: fact, cause: cause, in: transaction)
             if purchase.customerID == nil { purchase.customerID = previous?.customerID }
@@ -139,6 +144,17 @@ public struct PurchaseRecorder: Sendable {
         guard let hint = AccountHint.normalized(customer.appAccountToken.uuidString) else { return }
         for purchase in try await transaction.unlinkedPurchases(accountHint: hint) {
             _ = try await link(purchase, to: customer.id, in: transaction, at: now)
+        }
+    }
+
+    /// Links every unclaimed purchase of `link`'s app that carries its app transaction to its
+    /// customer (purchases that arrived before the app transaction was submitted).
+    public func claimUnlinked(for link: AppTransactionLink, in transaction: any StorageTransaction, at now: Date)
+        async throws
+    {
+        for purchase in try await transaction.unlinkedPurchases(app: link.app, appTransactionID: link.appTransactionID)
+        {
+            _ = try await self.link(purchase, to: link.customerID, in: transaction, at: now)
         }
     }
 

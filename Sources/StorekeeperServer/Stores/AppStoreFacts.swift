@@ -69,7 +69,7 @@ public enum AppStoreFacts {
         } else {
             state = .active
         }
-        let fact = PurchaseFact(
+        var fact = PurchaseFact(
             key: key, app: AppID(bundleID), productID: productID, kind: kind, environment: environment, state: state,
             expiresAt: transaction.expiresDate,
             gracePeriodExpiresAt: state == .gracePeriod ? renewalInfo?.gracePeriodExpiresDate : nil,
@@ -78,6 +78,7 @@ public enum AppStoreFacts {
             quantity: Int(transaction.quantity ?? 1), accountHint: AccountHint.normalized(transaction.appAccountToken),
             observedAt: observedAt, transactions: [record]
         )
+        fact.appTransactionID = transaction.appTransactionId.flatMap { $0.isEmpty ? nil : $0 }
         return .purchase(fact)
     }
 

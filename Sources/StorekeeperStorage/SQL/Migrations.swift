@@ -22,7 +22,7 @@ extension Migration {
     /// Every migration this build knows, oldest first.
     static let all: [Migration] = [
         initialSchema, refreshTracking, appsAndEnvironments, jobLeases, quotaAdmissions, scaleIndexes, verifiedInbox,
-        refundDecisions,
+        refundDecisions, appTransactions,
     ]
 
     /// The version a fully migrated database reports.
@@ -547,6 +547,32 @@ extension Migration {
             """,
             "CREATE INDEX refund_requests_due ON refund_requests (next_attempt_at) WHERE status = 'pending'",
             "CREATE INDEX refund_requests_by_purchase ON refund_requests (store, purchase_id, requested_at)",
+        ]
+    }
+}
+
+extension Migration {
+    /// Purchases carry their `appTransactionId`, and customers are linked to the app transactions
+    /// they submitted, so a purchase without an account token reaches its customer.
+    static let appTransactions = Migration(
+        version: 11, name: "app transactions",
+        sqlite: appTransactionStatements(integer: "INTEGER", strict: " STRICT"),
+        postgresql: appTransactionStatements(integer: "BIGINT", strict: ""))
+
+    private static func appTransactionStatements(integer: String, strict: String) -> [String] {
+        [
+            "ALTER TABLE purchases ADD COLUMN app_transaction_id TEXT",
+            "CREATE INDEX purchases_app_transaction ON purchases (app, app_transaction_id) WHERE app_transaction_id IS NOT NULL",
+            """
+            CREATE TABLE app_transactions (
+                app TEXT NOT NULL,
+                id TEXT NOT NULL,
+                environment TEXT NOT NULL,
+                customer_id TEXT NOT NULL REFERENCES customers (id),
+                linked_at \(integer) NOT NULL,
+                PRIMARY KEY (app, id)
+            )\(strict)
+            """,
         ]
     }
 }

@@ -91,18 +91,19 @@ struct SQLStorageTransaction: StorageTransaction {
 
     // MARK: Purchases
 
-    private static let purchaseColumns = """
+    static let purchaseColumns = """
         store, id, customer_id, app, product_id, kind, environment, state, expires_at, grace_period_expires_at, \
-        auto_renew, ownership, quantity, account_hint, replaces_store, replaces_id, observed_at, needs_acknowledgement
+        auto_renew, ownership, quantity, account_hint, replaces_store, replaces_id, observed_at, needs_acknowledgement, \
+        app_transaction_id
         """
 
-    private func purchase(from row: any SQLRow) throws -> Purchase {
+    func purchase(from row: any SQLRow) throws -> Purchase {
         let reader = RowReader(row: row, table: "purchases")
         var replaces: PurchaseKey?
         if let replacedStore = try reader.optionalRaw("replaces_store", as: Store.self) {
             replaces = PurchaseKey(store: replacedStore, id: try reader.string("replaces_id"))
         }
-        return Purchase(
+        var purchase = Purchase(
             key: PurchaseKey(store: try reader.raw("store", as: Store.self), id: try reader.string("id")),
             customerID: try reader.optionalString("customer_id").map(CustomerID.init(rawValue:)),
             app: try reader.optionalString("app").map(AppID.init(rawValue:)),
@@ -119,6 +120,8 @@ struct SQLStorageTransaction: StorageTransaction {
             replaces: replaces,
             observedAt: try reader.date("observed_at"),
             needsAcknowledgement: try reader.bool("needs_acknowledgement"))
+        purchase.appTransactionID = try reader.optionalString("app_transaction_id")
+        return purchase
     }
 
     /// A transaction-level lock on `name` (PostgreSQL: an advisory lock, released at commit or
@@ -152,7 +155,8 @@ struct SQLStorageTransaction: StorageTransaction {
                     \(bind: StoredTime.milliseconds(purchase.gracePeriodExpiresAt)), \(bind: purchase.autoRenew),
                     \(bind: purchase.ownership.rawValue), \(bind: purchase.quantity), \(bind: purchase.accountHint),
                     \(bind: purchase.replaces?.store.rawValue), \(bind: purchase.replaces?.id),
-                    \(bind: StoredTime.milliseconds(purchase.observedAt)), \(bind: purchase.needsAcknowledgement))
+                    \(bind: StoredTime.milliseconds(purchase.observedAt)), \(bind: purchase.needsAcknowledgement),
+                    \(bind: purchase.appTransactionID))
             ON CONFLICT (store, id) DO UPDATE SET
                 customer_id = excluded.customer_id, app = COALESCE(excluded.app, purchases.app),
                 product_id = excluded.product_id, kind = excluded.kind,
@@ -160,7 +164,8 @@ struct SQLStorageTransaction: StorageTransaction {
                 grace_period_expires_at = excluded.grace_period_expires_at, auto_renew = excluded.auto_renew,
                 ownership = excluded.ownership, quantity = excluded.quantity, account_hint = excluded.account_hint,
                 replaces_store = excluded.replaces_store, replaces_id = excluded.replaces_id,
-                observed_at = excluded.observed_at, needs_acknowledgement = excluded.needs_acknowledgement
+                observed_at = excluded.observed_at, needs_acknowledgement = excluded.needs_acknowledgement,
+                app_transaction_id = COALESCE(excluded.app_transaction_id, purchases.app_transaction_id)
             """)
     }
 
