@@ -21,6 +21,9 @@ public struct LedgerEntry: Sendable, Hashable, Codable {
         case refundAdjustment = "refund_adjustment"
         /// The app spent some of the balance.
         case debit
+        /// A purchase moved to another customer: its unspent credits leave the previous owner
+        /// (negative) and reach the new one (positive), under the transaction's id.
+        case transfer
     }
 
     public init(

@@ -246,10 +246,10 @@ public enum ConsumedShare {
         var takenBack = 0
         for entry in entries where entry.balance == balance {
             switch entry.reason {
-            case .purchase where entry.amount > 0:
+            case .purchase where entry.amount > 0, .transfer where entry.amount > 0:
                 remaining.append((entry.transactionID, entry.amount))
                 if entry.transactionID == transactionID { credited += entry.amount }
-            case .refundAdjustment, .purchase:
+            case .refundAdjustment, .purchase, .transfer:
                 // A correction of one transaction's credit: it moves that credit alone.
                 if entry.transactionID == transactionID { takenBack -= entry.amount }
                 if let index = remaining.firstIndex(where: { $0.transaction == entry.transactionID }) {

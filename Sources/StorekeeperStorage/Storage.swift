@@ -98,6 +98,9 @@ public protocol StorageTransaction: Sendable {
     /// What the ledger holds for one store transaction (credits and refund adjustments).
     func ledgerPosted(customer: CustomerID, transactionID: String) async throws -> LedgerPosted
     func ledgerEntries(of customer: CustomerID) async throws -> [LedgerEntry]
+    /// What the ledger holds for one store transaction, per customer (a transferred purchase's
+    /// credits are held partly by its previous owners).
+    func ledgerPostedByCustomer(transactionID: String) async throws -> [CustomerID: LedgerPosted]
 
     // MARK: Notification inbox
 

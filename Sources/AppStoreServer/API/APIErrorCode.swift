@@ -46,6 +46,12 @@ public struct APIErrorCode: RawRepresentable, Hashable, Sendable, Codable, Custo
     public static let invalidTransactionNotConsumable = Self(rawValue: 4_000_043)
     public static let invalidTransactionTypeNotSupported = Self(rawValue: 4_000_047)
     public static let appTransactionIdNotSupported = Self(rawValue: 4_000_048)
+    /// Set App Account Token: the token is not a UUID.
+    public static let invalidAppAccountTokenUUID = Self(rawValue: 4_000_183)
+    /// Set App Account Token: a family-shared transaction, which the endpoint doesn't support.
+    public static let familyTransactionNotSupported = Self(rawValue: 4_000_185)
+    /// Set App Account Token: the id is not an original transaction id.
+    public static let transactionIdIsNotOriginalTransactionId = Self(rawValue: 4_000_187)
     /// Send Consumption Information: a `consumptionPercentage` for an auto-renewable subscription.
     public static let consumptionPercentageAutoRenewableSubscription = Self(rawValue: 4_000_209)
     public static let subscriptionExtensionIneligible = Self(rawValue: 4_030_004)

@@ -225,13 +225,21 @@ extension AppStoreSimulation {
         guard let request = try? AppStoreJSON.makeDecoder().decode(UpdateAppAccountTokenRequest.self, from: body),
             let token = UUID(uuidString: request.appAccountToken)
         else {
-            throw APIFailure(status: 400, code: .invalidAppAccountToken, message: "appAccountToken must be a UUID")
+            throw APIFailure(
+                status: 400, code: .invalidAppAccountTokenUUID,
+                message: "Invalid request. The app account token field must be a valid UUID.")
         }
         try state.withLock { (state) throws(APIFailure) in
             let record = try state.apiTransaction(originalTransactionId, app: app)
             guard record.originalTransactionId == originalTransactionId else {
                 throw APIFailure(
-                    status: 400, code: .invalidOriginalTransactionId, message: "Not an original transaction id")
+                    status: 400, code: .transactionIdIsNotOriginalTransactionId,
+                    message: "Invalid request. The transaction id parameter must be an original transaction id.")
+            }
+            guard record.ownership != .familyShared else {
+                throw APIFailure(
+                    status: 400, code: .familyTransactionNotSupported,
+                    message: "Invalid request. Family Sharing transactions aren't supported by this endpoint.")
             }
             for (id, transaction) in state.transactions where transaction.originalTransactionId == originalTransactionId
             {

@@ -131,7 +131,10 @@ public struct PurchaseRecorder: Sendable {
         var linked = purchase
         linked.customerID = customer
         if linked != purchase { try await transaction.savePurchase(linked) }
-        if let transfer { try await transaction.appendTransfer(transfer) }
+        if let transfer {
+            try await transaction.appendTransfer(transfer)
+            try await moveUnspentCredits(of: linked, transfer, in: transaction, at: now)
+        }
         try await reconcileCredits(of: linked, in: transaction, at: now)
         return linked
     }
@@ -191,9 +194,51 @@ public struct PurchaseRecorder: Sendable {
         return superseded
     }
 
+    /// A transferred consumable is credited once in all (docs/architecture.md, "Transfers"): the
+    /// credits the previous owner has not spent (their ledger read oldest credits first) move with
+    /// the purchase; the spent ones stay spent. A later refund or reversal is reconciled against
+    /// what every owner holds, on the current one.
+    func moveUnspentCredits(
+        of purchase: Purchase, _ transfer: OwnershipTransfer, in transaction: any StorageTransaction, at now: Date
+    ) async throws {
+        guard
+            purchase.kind == .consumable
+                || catalog.product(purchase.productID, in: purchase.key.store)?.kind == .consumable
+        else { return }
+        let previous = transfer.from
+        let entries = try await transaction.ledgerEntries(of: previous)
+        for record in try await transaction.transactions(of: purchase.key) {
+            guard let product = catalog.product(record.fact.productID, in: purchase.key.store),
+                let balance = product.balance
+            else { continue }
+            let held = try await transaction.ledgerPosted(customer: previous, transactionID: record.fact.id).total
+            let credited = entries.filter {
+                $0.transactionID == record.fact.id && $0.amount > 0
+                    && ($0.reason == .purchase || $0.reason == .transfer)
+            }.map(\.amount).reduce(0, +)
+            guard held > 0, let spentShare = ConsumedShare.ofCredit(record.fact.id, in: entries, balance: balance)
+            else { continue }
+            let spent = Int((Double(credited) * Double(spentShare) / Double(PurchaseUsage.allOfIt)).rounded())
+            let unspent = max(0, held - spent)
+            guard unspent > 0 else { continue }
+            let millis = Int64((now.timeIntervalSince1970 * 1000).rounded())
+            let key =
+                "transfer:\(purchase.key.store.rawValue):\(record.fact.id):\(previous.rawValue)->\(transfer.to.rawValue):\(millis)"
+            _ = try await transaction.appendLedgerEntry(
+                LedgerEntry(
+                    customerID: previous, balance: balance, amount: -unspent, reason: .transfer, idempotencyKey: key,
+                    transactionID: record.fact.id, createdAt: now))
+            _ = try await transaction.appendLedgerEntry(
+                LedgerEntry(
+                    customerID: transfer.to, balance: balance, amount: unspent, reason: .transfer,
+                    idempotencyKey: key, transactionID: record.fact.id, createdAt: now))
+        }
+    }
+
     /// Posts, for each billing event of a consumable, the difference between what it should have
-    /// credited (after refunds and reversals) and what the ledger already holds for it.
-    /// A sandbox purchase that may not grant access here credits nothing.
+    /// credited (after refunds and reversals) and what the ledger holds for it — with every
+    /// customer that ever owned it, so a transferred purchase is credited once in all — on its
+    /// current owner. A sandbox purchase that may not grant access here credits nothing.
     func reconcileCredits(of purchase: Purchase, in transaction: any StorageTransaction, at now: Date) async throws {
         // Only a consumable's billing events credit anything: a subscription's need no reading.
         let consumable =
@@ -204,8 +249,15 @@ public struct PurchaseRecorder: Sendable {
             guard let product = catalog.product(record.fact.productID, in: purchase.key.store),
                 product.kind == .consumable, let balance = product.balance
             else { continue }
-            let owed = ConsumableCredit.owed(for: record.fact, product: product)
-            let posted = try await transaction.ledgerPosted(customer: customer, transactionID: record.fact.id)
+            let byCustomer = try await transaction.ledgerPostedByCustomer(transactionID: record.fact.id)
+            let posted = byCustomer[customer] ?? LedgerPosted(total: 0, entries: 0)
+            let others = byCustomer.filter { $0.key != customer }.values.map(\.total).reduce(0, +)
+            // What earlier owners hold they spent (their unspent credits moved on): it stays
+            // spent, and the current owner is never asked to give it back.
+            let owed =
+                others == 0
+                ? ConsumableCredit.owed(for: record.fact, product: product)
+                : max(ConsumableCredit.owed(for: record.fact, product: product) - others, 0)
             guard owed != posted.total else { continue }
             let millis = Int64((record.fact.observedAt.timeIntervalSince1970 * 1000).rounded())
             _ = try await transaction.appendLedgerEntry(
@@ -213,7 +265,7 @@ public struct PurchaseRecorder: Sendable {
                     customerID: customer, balance: balance, amount: owed - posted.total,
                     // A purchase credit only the first time: after a full refund the total is 0
                     // again, and its reversal is an adjustment, not a second purchase.
-                    reason: posted.entries == 0 ? .purchase : .refundAdjustment,
+                    reason: posted.entries == 0 && others == 0 && owed > posted.total ? .purchase : .refundAdjustment,
                     idempotencyKey: "\(purchase.key.store.rawValue):\(record.fact.id):\(millis):\(owed)",
                     transactionID: record.fact.id, createdAt: now
                 )

@@ -258,18 +258,31 @@ public struct AppStoreAdapter: StoreAdapter, TranslatesStoreErrors {
         return try AppStoreFacts.fact(from: item, catalog: catalog)
     }
 
-    /// Sets the customer's account token on a purchase made outside the app (an offer code, a
-    /// purchase in the App Store), when the policy says so, so that the store's later
-    /// notifications name the customer. Apple refuses it for family-shared purchases.
+    /// Sets the customer's account token on a purchase whose store-side token is not theirs — made
+    /// outside the app (an offer code, a purchase in the App Store), or moved to them by the
+    /// ownership policy — when the policy says so, so that the store's later notifications name
+    /// the customer. Not for family-shared purchases: Apple refuses them
+    /// (FamilyTransactionNotSupportedError, taken as nothing owed).
     public func settle(_ purchase: Purchase, accountToken: UUID?) async throws -> PurchaseSettlement? {
-        guard let accountToken, policies.setAppAccountToken, purchase.accountHint == nil,
+        let token = accountToken?.uuidString.lowercased()
+        guard let accountToken, let token, policies.setAppAccountToken, purchase.accountHint != token,
             purchase.ownership == .purchased
         else { return nil }
         let client = try apps.client(try purchase.requireApp(), purchase.environment)
-        try await translating {
+        do {
             try await client.setAppAccountToken(originalTransactionId: purchase.key.id, appAccountToken: accountToken)
+        } catch {
+            let translated = Self.translate(error)
+            guard translated.storeErrorCode == Int(APIErrorCode.familyTransactionNotSupported.rawValue) else {
+                throw translated
+            }
+            // Apple keeps family-shared transactions token-free: nothing is owed.
+            logger.notice(
+                "Apple refused an account token for a family-shared purchase",
+                metadata: ["purchase": "\(purchase.key)"])
+            return nil
         }
-        return .accountTokenSet(accountToken.uuidString.lowercased())
+        return .accountTokenSet(token)
     }
 
     // MARK: Catch-up

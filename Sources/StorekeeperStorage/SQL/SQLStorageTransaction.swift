@@ -438,6 +438,21 @@ struct SQLStorageTransaction: StorageTransaction {
         return LedgerPosted(total: try reader.int("total"), entries: try reader.int("entries"))
     }
 
+    func ledgerPostedByCustomer(transactionID: String) async throws -> [CustomerID: LedgerPosted] {
+        var posted: [CustomerID: LedgerPosted] = [:]
+        for found in try await rows(
+            """
+            SELECT customer_id, CAST(SUM(amount) AS BIGINT) AS total, CAST(COUNT(*) AS BIGINT) AS entries
+            FROM ledger_entries WHERE transaction_id = \(bind: transactionID) GROUP BY customer_id
+            """)
+        {
+            let reader = RowReader(row: found, table: "ledger_entries")
+            posted[CustomerID(try reader.string("customer_id"))] = LedgerPosted(
+                total: try reader.int("total"), entries: try reader.int("entries"))
+        }
+        return posted
+    }
+
     func ledgerEntries(of customer: CustomerID) async throws -> [LedgerEntry] {
         try await rows(
             """
