@@ -19,6 +19,7 @@ extension Purchase {
             observedAt: fact.observedAt, needsAcknowledgement: fact.needsAcknowledgement
         )
         appTransactionID = fact.appTransactionID
+        offers = fact.offers
     }
 
     /// Applies `fact` under DESIGN.md's ordering rule: only a strictly newer fact changes anything,

@@ -98,6 +98,9 @@ public struct PurchaseView: Sendable, Hashable, Codable {
     /// False for a sandbox purchase this deployment does not let grant access (it never is
     /// `active` then).
     public var environmentGrantsAccess: Bool
+    /// The offer the current period was bought with, and the win-back offers the store says the
+    /// customer may redeem (App Store subscriptions; absent when the store reports none).
+    public var offers: SubscriptionOffers?
 
     init(_ purchase: Purchase, access: EnvironmentAccess, at now: Date) {
         store = purchase.key.store
@@ -111,6 +114,7 @@ public struct PurchaseView: Sendable, Hashable, Codable {
         gracePeriodExpiresAt = purchase.gracePeriodExpiresAt
         autoRenew = purchase.autoRenew
         ownership = purchase.ownership
+        offers = purchase.offers
         app = purchase.app
         environment = purchase.environment
     }

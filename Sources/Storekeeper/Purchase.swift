@@ -35,6 +35,8 @@ public struct Purchase: Sendable, Hashable, Codable {
     /// purchase without an account token (a family member's, one made outside the app) to the
     /// customer who submitted that app transaction.
     public var appTransactionID: String?
+    /// The offers its store reports (App Store subscriptions); nil when it reports none.
+    public var offers: SubscriptionOffers?
     /// When the facts now applied were true: the ordering key (DESIGN.md, "Ordering").
     public var observedAt: Date
     /// Whether the store still waits for an acknowledgement (Google: refunded after 3 days).

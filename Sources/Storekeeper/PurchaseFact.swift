@@ -23,6 +23,8 @@ public struct PurchaseFact: Sendable, Hashable, Codable {
     public var replaces: PurchaseKey?
     /// The App Store's `appTransactionId` of the transaction, when it carries one.
     public var appTransactionID: String?
+    /// The offers the store reports with this fact (App Store subscriptions).
+    public var offers: SubscriptionOffers?
     public var observedAt: Date
     public var needsAcknowledgement: Bool
     /// Billing events the fact reports (each one is merged, never removed).

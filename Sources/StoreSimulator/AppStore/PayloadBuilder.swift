@@ -66,6 +66,7 @@ enum PayloadBuilder {
             autoRenewProductId: subscription.autoRenewProductId,
             autoRenewStatus: subscription.autoRenew ? .on : .off,
             currency: renewalProduct?.currency,
+            eligibleWinBackOfferIds: subscription.eligibleWinBackOfferIds,
             environment: subscription.environment,
             expirationIntent: expirationIntent,
             gracePeriodExpiresDate: gracePeriodExpiresDate,

@@ -87,6 +87,9 @@ struct SubscriptionRecord: Sendable, Hashable {
     var runningOfferEnds: Date?
     /// A price increase announced for the next renewal.
     var priceIncrease: PriceIncreaseRecord?
+    /// Win-back offers Apple says the customer may redeem (renewal info `eligibleWinBackOfferIds`,
+    /// for a subscription that has ended).
+    var eligibleWinBackOfferIds: [String]?
 
     var latestTransactionId: String { transactionIds.last ?? originalTransactionId }
 }

@@ -251,6 +251,18 @@ extension AppStoreSimulation {
         try changeProduct(originalTransactionId, to: productId)
     }
 
+    /// Apple finds the customer eligible for win-back offers of an ended subscription: its renewal
+    /// info carries `eligibleWinBackOfferIds` from now on (no notification says so; the next
+    /// notification or status answer does).
+    public func offerWinBack(_ originalTransactionId: String, offerIds: [String]) throws(AppStoreSimulationError) {
+        try mutate { (state, _) throws(AppStoreSimulationError) in
+            guard state.subscriptions[originalTransactionId] != nil else {
+                throw .unknownSubscription(originalTransactionId)
+            }
+            state.subscriptions[originalTransactionId]?.eligibleWinBackOfferIds = offerIds
+        }
+    }
+
     /// The App Store refunds a transaction now (`REFUND`): full, or prorated when
     /// `revocationPercentage` (milliunits, 100000 = 100%) is below 100%. Refunding a subscription's
     /// latest transaction revokes the subscription (status 5).

@@ -235,9 +235,18 @@ public struct AppStoreAdapter: StoreAdapter, TranslatesStoreErrors {
         }
         let observedAt =
             AppStoreFacts.observedAt(transaction.signedDate, renewalInfo?.signedDate) ?? clock.now()
-        let observation = try AppStoreFacts.observation(
+        var observation = try AppStoreFacts.observation(
             transaction: transaction, renewalInfo: renewalInfo, status: status, observedAt: observedAt,
             catalog: catalog)
+        // A transaction from before Apple carried appTransactionId: Get App Transaction Info names it.
+        if case .purchase(var fact, let older) = observation, fact.appTransactionID == nil,
+            let transactionID = transaction.transactionId,
+            let client = try? apps.client(fact.app, fact.environment),
+            let appTransaction = try? await client.getAppTransactionInfo(transactionId: transactionID)
+        {
+            fact.appTransactionID = appTransaction.appTransactionId
+            observation = .purchase(fact, supersedes: older)
+        }
         guard case .purchase = observation else {
             throw ServerError(
                 .transactionUpgraded,

@@ -79,6 +79,14 @@ public enum AppStoreFacts {
             observedAt: observedAt, transactions: [record]
         )
         fact.appTransactionID = transaction.appTransactionId.flatMap { $0.isEmpty ? nil : $0 }
+        if kind == .subscription {
+            let offers = SubscriptionOffers(
+                current: transaction.offerType.map {
+                    AppliedOffer(kind: offerKind($0), id: transaction.offerIdentifier)
+                },
+                eligibleWinBackOfferIDs: renewalInfo?.eligibleWinBackOfferIds ?? [])
+            fact.offers = offers.isEmpty ? nil : offers
+        }
         return .purchase(fact)
     }
 
@@ -162,6 +170,17 @@ public enum AppStoreFacts {
         if let grace = renewalInfo?.gracePeriodExpiresDate, grace > now { return .gracePeriod }
         if renewalInfo?.isInBillingRetryPeriod == true { return .billingRetry }
         return .expired
+    }
+
+    /// The domain's name of an App Store offer type (an unknown one keeps Apple's number).
+    static func offerKind(_ type: OfferType) -> OfferKind {
+        switch type {
+        case .introductory: .introductory
+        case .promotional: .promotional
+        case .offerCode: .offerCode
+        case .winBack: .winBack
+        default: OfferKind(rawValue: "apple_\(type.rawValue)")
+        }
     }
 
     static func kind(of type: TransactionType?) -> ProductKind {

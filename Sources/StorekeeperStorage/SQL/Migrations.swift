@@ -555,13 +555,14 @@ extension Migration {
     /// Purchases carry their `appTransactionId`, and customers are linked to the app transactions
     /// they submitted, so a purchase without an account token reaches its customer.
     static let appTransactions = Migration(
-        version: 11, name: "app transactions",
+        version: 11, name: "app transactions and offers",
         sqlite: appTransactionStatements(integer: "INTEGER", strict: " STRICT"),
         postgresql: appTransactionStatements(integer: "BIGINT", strict: ""))
 
     private static func appTransactionStatements(integer: String, strict: String) -> [String] {
         [
             "ALTER TABLE purchases ADD COLUMN app_transaction_id TEXT",
+            "ALTER TABLE purchases ADD COLUMN offers TEXT",
             "CREATE INDEX purchases_app_transaction ON purchases (app, app_transaction_id) WHERE app_transaction_id IS NOT NULL",
             """
             CREATE TABLE app_transactions (

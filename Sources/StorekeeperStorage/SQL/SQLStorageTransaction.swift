@@ -94,7 +94,7 @@ struct SQLStorageTransaction: StorageTransaction {
     static let purchaseColumns = """
         store, id, customer_id, app, product_id, kind, environment, state, expires_at, grace_period_expires_at, \
         auto_renew, ownership, quantity, account_hint, replaces_store, replaces_id, observed_at, needs_acknowledgement, \
-        app_transaction_id
+        app_transaction_id, offers
         """
 
     func purchase(from row: any SQLRow) throws -> Purchase {
@@ -121,6 +121,13 @@ struct SQLStorageTransaction: StorageTransaction {
             observedAt: try reader.date("observed_at"),
             needsAcknowledgement: try reader.bool("needs_acknowledgement"))
         purchase.appTransactionID = try reader.optionalString("app_transaction_id")
+        if let json = try reader.optionalString("offers") {
+            do {
+                purchase.offers = try JSONDecoder().decode(SubscriptionOffers.self, from: Data(json.utf8))
+            } catch {
+                throw StorageError(.corrupt, "purchases.offers holds unreadable JSON: \(error)")
+            }
+        }
         return purchase
     }
 
@@ -156,7 +163,7 @@ struct SQLStorageTransaction: StorageTransaction {
                     \(bind: purchase.ownership.rawValue), \(bind: purchase.quantity), \(bind: purchase.accountHint),
                     \(bind: purchase.replaces?.store.rawValue), \(bind: purchase.replaces?.id),
                     \(bind: StoredTime.milliseconds(purchase.observedAt)), \(bind: purchase.needsAcknowledgement),
-                    \(bind: purchase.appTransactionID))
+                    \(bind: purchase.appTransactionID), \(bind: try Self.offersJSON(purchase.offers)))
             ON CONFLICT (store, id) DO UPDATE SET
                 customer_id = excluded.customer_id, app = COALESCE(excluded.app, purchases.app),
                 product_id = excluded.product_id, kind = excluded.kind,
@@ -165,8 +172,16 @@ struct SQLStorageTransaction: StorageTransaction {
                 ownership = excluded.ownership, quantity = excluded.quantity, account_hint = excluded.account_hint,
                 replaces_store = excluded.replaces_store, replaces_id = excluded.replaces_id,
                 observed_at = excluded.observed_at, needs_acknowledgement = excluded.needs_acknowledgement,
-                app_transaction_id = COALESCE(excluded.app_transaction_id, purchases.app_transaction_id)
+                app_transaction_id = COALESCE(excluded.app_transaction_id, purchases.app_transaction_id),
+                offers = excluded.offers
             """)
+    }
+
+    static func offersJSON(_ offers: SubscriptionOffers?) throws -> String? {
+        guard let offers else { return nil }
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = .sortedKeys
+        return String(decoding: try encoder.encode(offers), as: UTF8.self)
     }
 
     func purchases(of customer: CustomerID) async throws -> [Purchase] {
