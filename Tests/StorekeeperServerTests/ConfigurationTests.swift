@@ -282,4 +282,25 @@ import Testing
             )
         }
     }
+
+    @Test func promotionalOffersNeedASigningKeyAndConfigCheckSaysWhere() async throws {
+        let folder = try Folder()
+        defer { folder.remove() }
+        let json = Self.valid.replacingOccurrences(
+            of: #""keyId": "KEY1", "issuerId": "issuer", "privateKeyPath": "AuthKey.p8", "#, with: ""
+        ).replacingOccurrences(
+            of: #""com.example.pro.monthly": {"kind": "subscription", "entitlements": ["pro"], "group": "pro"}"#,
+            with: #"""
+                "com.example.pro.monthly": {"kind": "subscription", "entitlements": ["pro"], "group": "pro",
+                                            "promotionalOffers": ["comeback"]}
+                """#)
+        do {
+            _ = try await ConfigurationLoader.load(
+                path: try folder.write(json), environment: ["API_KEYS_APP_SECRET": "read-only-secret-0123456789"])
+            Issue.record("promotional offers without a signing key loaded")
+        } catch let error as ConfigurationError {
+            #expect(error.problems.map(\.path) == ["apps.main.appStore"])
+            #expect(error.problems.first?.message.contains("privateKeyPath") == true)
+        }
+    }
 }

@@ -145,6 +145,7 @@ struct Parse {
         let quotas = self.quotas()
         let apps = self.apps()
         let catalog = self.catalog(apps: apps)
+        checkSigningKeys(apps: apps, catalog: catalog)
         return StorekeeperConfiguration(
             server: server, environment: deployment, storageURL: storageURL, policies: policies, apiKeys: apiKeys(),
             apps: apps,
@@ -322,6 +323,19 @@ struct Parse {
         var value: Any? = root
         for key in path.split(separator: ".") { value = (value as? [String: Any])?[String(key)] }
         return value
+    }
+
+    /// Promotional offers listed in the catalog are signed with each App Store app's key: an app
+    /// without one could not sign them (the endpoint would answer `not-configured`).
+    mutating func checkSigningKeys(apps: [AppConfiguration], catalog: Catalog) {
+        guard catalog.allProducts.contains(where: { !$0.promotionalOffers.isEmpty }) else { return }
+        for app in apps {
+            guard let appStore = app.appStore, appStore.keyID == nil || appStore.privateKeyPath == nil else { continue }
+            problem(
+                "apps.\(app.name).appStore",
+                "the catalog lists promotional offers, but this app has no signing key: set keyId, issuerId and privateKeyPath"
+            )
+        }
     }
 
     /// A refund policy (docs/configuration.md, "Refund policy"): `answer`, `preference`,
