@@ -29,6 +29,8 @@ public final class StorekeeperApplication: Sendable {
     /// This instance's name among those sharing the database (``HTTPSettings/instance``).
     public let instance: String
     let logger: Logger
+    /// The operators' console, when operators are configured.
+    let console: Console?
 
     public init(
         configuration: StorekeeperConfiguration, storage: any Storage, clock: any WallClock = SystemWallClock(),
@@ -62,16 +64,18 @@ public final class StorekeeperApplication: Sendable {
         let recorder = PurchaseRecorder(catalog: catalog, access: configuration.access)
         let settler = PurchaseSettler(stores: stores, storage: storage, recorder: recorder, logger: logger)
         self.settler = settler
-        customers = CustomerService(
+        let customers = CustomerService(
             storage: storage, recorder: recorder, policies: configuration.policies, stores: stores, settler: settler,
             clock: clock, logger: logger)
+        self.customers = customers
         let inbox = NotificationInbox(
             storage: storage, recorder: recorder, stores: stores, settler: settler, settings: configuration.processing,
             clock: clock, logger: logger,
             onProcessed: { store, outcome in metrics.notificationProcessed(store: store, result: outcome) }
         )
         self.inbox = inbox
-        worker = NotificationWorker(inbox: inbox, interval: configuration.processing.pollInterval, logger: logger)
+        let worker = NotificationWorker(inbox: inbox, interval: configuration.processing.pollInterval, logger: logger)
+        self.worker = worker
         // Background jobs run on one instance at a time among those sharing the database: the one
         // holding the job's lease, renewed every round and taken over once a dead holder's runs out.
         let jobLease = configuration.processing.jobLease
@@ -87,6 +91,12 @@ public final class StorekeeperApplication: Sendable {
             let tried = try await settler.sweepUnacknowledged()
             if tried > 0 { logger.info("retried store acknowledgements", metadata: ["count": "\(tried)"]) }
         }
+        console =
+            configuration.console.isEnabled
+            ? Console(
+                settings: configuration.console, storage: storage, customers: customers, stores: stores,
+                recorder: recorder, clock: clock, logger: logger, wake: { worker.wake() })
+            : nil
         let recovery = MissedNotificationRecovery(inbox: inbox, settings: configuration.processing.catchUp)
         self.recovery = recovery
         // What the catch-up stores it processes itself; the worker's poll retries any failure.
@@ -147,6 +157,7 @@ public final class StorekeeperApplication: Sendable {
         let authenticated = v1.group().add(middleware: APIKeyMiddleware(keys: configuration.apiKeys))
         CustomerRoutes(service: customers).register(on: authenticated)
         InboxRoutes(storage: storage).register(on: authenticated)
+        console?.register(on: router)
         return router
     }
 

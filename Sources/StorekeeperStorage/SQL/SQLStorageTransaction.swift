@@ -27,7 +27,7 @@ struct SQLStorageTransaction: StorageTransaction {
         }
     }
 
-    private func run(_ query: SQLQueryString) async throws {
+    func run(_ query: SQLQueryString) async throws {
         do {
             try await database.raw(query).run()
         } catch {
@@ -35,7 +35,7 @@ struct SQLStorageTransaction: StorageTransaction {
         }
     }
 
-    private func rows(_ query: SQLQueryString) async throws -> [any SQLRow] {
+    func rows(_ query: SQLQueryString) async throws -> [any SQLRow] {
         do {
             return try await database.raw(query).all()
         } catch {
@@ -43,7 +43,7 @@ struct SQLStorageTransaction: StorageTransaction {
         }
     }
 
-    private func row(_ query: SQLQueryString) async throws -> (any SQLRow)? {
+    func row(_ query: SQLQueryString) async throws -> (any SQLRow)? {
         try await rows(query).first
     }
 
@@ -91,12 +91,12 @@ struct SQLStorageTransaction: StorageTransaction {
 
     // MARK: Purchases
 
-    private static let purchaseColumns = """
+    static let purchaseColumns = """
         store, id, customer_id, app, product_id, kind, environment, state, expires_at, grace_period_expires_at, \
         auto_renew, ownership, quantity, account_hint, replaces_store, replaces_id, observed_at, needs_acknowledgement
         """
 
-    private func purchase(from row: any SQLRow) throws -> Purchase {
+    func purchase(from row: any SQLRow) throws -> Purchase {
         let reader = RowReader(row: row, table: "purchases")
         var replaces: PurchaseKey?
         if let replacedStore = try reader.optionalRaw("replaces_store", as: Store.self) {
@@ -253,11 +253,11 @@ struct SQLStorageTransaction: StorageTransaction {
 
     // MARK: Transactions (billing events)
 
-    private static let transactionColumns = """
+    static let transactionColumns = """
         store, id, purchase_id, product_id, purchased_at, quantity, revoked_at, refunded_fraction, observed_at
         """
 
-    private func transactionRecord(from row: any SQLRow) throws -> TransactionRecord {
+    func transactionRecord(from row: any SQLRow) throws -> TransactionRecord {
         let reader = RowReader(row: row, table: "transactions")
         let fact = TransactionFact(
             id: try reader.string("id"), productID: try reader.string("product_id"),
@@ -444,11 +444,11 @@ struct SQLStorageTransaction: StorageTransaction {
 
     // MARK: Notification inbox
 
-    private static let inboxColumns = """
+    static let inboxColumns = """
         store, dedupe_key, body, verified, received_at, status, attempts, next_attempt_at, last_error, processed_at
         """
 
-    private func notification(from row: any SQLRow) throws -> InboxNotification {
+    func notification(from row: any SQLRow) throws -> InboxNotification {
         let reader = RowReader(row: row, table: "inbox")
         var notification = InboxNotification(
             store: try reader.raw("store", as: Store.self), dedupeKey: try reader.string("dedupe_key"),
