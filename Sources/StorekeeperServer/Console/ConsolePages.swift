@@ -26,6 +26,7 @@ enum ConsolePages {
             <meta name="viewport" content="width=device-width, initial-scale=1">
             <title>\(title) · Storekeeper</title>
             <link rel="stylesheet" href="/console/assets/console.css">
+            <link rel="icon" href="data:,">
             </head>
             <body>
             <header><strong>Storekeeper</strong> console \(navigation)</header>
@@ -118,6 +119,8 @@ enum ConsoleStyle {
         table { border-collapse: collapse; width: 100%; background: #fff; border: 1px solid var(--line); }
         th, td { text-align: left; padding: .35rem .5rem; border-bottom: 1px solid var(--line); vertical-align: top; }
         th { background: #f2f4f7; font-weight: 600; }
+        td code { word-break: break-all; }
+        #purchases form.inline { display: block; margin: .2rem 0; }
         code, pre { font-family: ui-monospace, SFMono-Regular, Menlo, monospace; font-size: 12.5px; }
         pre { background: #fff; border: 1px solid var(--line); padding: .8rem; overflow: auto; max-height: 40rem; }
         .card { background: #fff; border: 1px solid var(--line); padding: 1rem; margin-bottom: 1rem; }
