@@ -40,11 +40,10 @@ import Testing
         let screenshots = Self.packageRoot.appendingPathComponent(".build/console-screenshots")
         try? FileManager.default.removeItem(at: screenshots)
         try FileManager.default.createDirectory(at: screenshots, withIntermediateDirectories: true)
-        try await ServerHarness.run(customize: { _, configuration in
-            configuration.console = ConsoleSettings(operators: [
-                ConsoleOperator(name: "olga", role: .operator, credential: .password(Self.password))
-            ])
-        }) { h in
+        let console = ConsoleSettings(operators: [
+            ConsoleOperator(name: "olga", role: .operator, credential: .password(Self.password))
+        ])
+        let walkthrough: (ServerHarness) async throws -> Void = { h in
             let token = try await h.createCustomer("alice")
             let apple = try h.simulator.appStore.purchase(
                 customer: "alice", product: "pro.monthly", appAccountToken: token)
@@ -106,6 +105,7 @@ import Testing
                 #expect(FileManager.default.fileExists(atPath: screenshots.appendingPathComponent("\(page).png").path))
             }
         }
+        try await ServerHarness.run(customize: { _, configuration in configuration.console = console }, walkthrough)
     }
 
     /// A Python with Selenium: the one `.ci/run` made, or one made here once.
