@@ -24,8 +24,8 @@ public protocol ConsoleQueries: Sendable {
     /// Subscriptions that grant access or are in billing retry or on hold now, counted per
     /// store, app, environment and state.
     func subscriptionStateCounts() async throws -> [SubscriptionStateCount]
-    /// New subscriptions, renewals, churned subscriptions and refunded billing events per day
-    /// (UTC) in `range`, per store, app and environment.
+    /// New subscriptions, renewals, churned subscriptions and refunded billing events (of any
+    /// product) per day (UTC) in `range`, per store, app and environment.
     func subscriptionActivity(in range: Range<Date>) async throws -> [SubscriptionActivityCount]
 }
 
@@ -79,7 +79,7 @@ public struct SubscriptionActivityCount: Sendable, Hashable {
         case renewed
         /// A subscription that stopped granting access for good (expired or revoked).
         case churned
-        /// A subscription billing event refunded (revoked, fully or in part).
+        /// A billing event refunded (revoked, fully or in part), of any kind of product.
         case refunded
     }
 

@@ -122,7 +122,8 @@ import Testing
             ]
             let records = [
                 billing(renewing.key, "a1", day: 0), billing(renewing.key, "a2", day: 1),
-                billing(refunded.key, "c1", day: 0, revokedDay: 3), billing(consumable.key, "d1", day: 1),
+                billing(refunded.key, "c1", day: 0, revokedDay: 3),
+                billing(consumable.key, "d1", day: 1, revokedDay: 3),
                 billing(retrying.key, "e1", day: -40), billing(retrying.key, "e2", day: 9),
             ]
             let purchases = [renewing, churned, refunded, retrying, consumable]
@@ -161,8 +162,12 @@ import Testing
                     SubscriptionActivityCount(
                         store: .googlePlay, app: AppID("com.y"), environment: .production, kind: .churned,
                         day: Self.dayStart(2), count: 1),
+                    // The refunded subscription's and the consumable's billing events.
                     SubscriptionActivityCount(
                         store: .appStore, app: AppID("com.x"), environment: .sandbox, kind: .refunded,
+                        day: Self.dayStart(3), count: 1),
+                    SubscriptionActivityCount(
+                        store: .appStore, app: AppID("com.x"), environment: .production, kind: .refunded,
                         day: Self.dayStart(3), count: 1),
                 ])
         }

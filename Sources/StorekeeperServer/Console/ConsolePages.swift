@@ -119,7 +119,9 @@ enum ConsoleStyle {
         table { border-collapse: collapse; width: 100%; background: #fff; border: 1px solid var(--line); }
         th, td { text-align: left; padding: .35rem .5rem; border-bottom: 1px solid var(--line); vertical-align: top; }
         th { background: #f2f4f7; font-weight: 600; }
-        td code { word-break: break-all; }
+        td code { overflow-wrap: anywhere; }
+        #purchases td:nth-child(2) { min-width: 11rem; }
+        #timeline td:nth-child(3) { min-width: 9rem; }
         #purchases form.inline { display: block; margin: .2rem 0; }
         code, pre { font-family: ui-monospace, SFMono-Regular, Menlo, monospace; font-size: 12.5px; }
         pre { background: #fff; border: 1px solid var(--line); padding: .8rem; overflow: auto; max-height: 40rem; }

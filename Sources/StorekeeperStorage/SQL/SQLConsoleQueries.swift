@@ -150,7 +150,7 @@ extension SQLStorageTransaction {
                 """
                 SELECT p.store, p.app, p.environment, t.revoked_at / 86400000 AS day, COUNT(*) AS count
                 FROM transactions t JOIN purchases p ON p.store = t.store AND p.id = t.purchase_id
-                WHERE t.revoked_at >= \(bind: from) AND t.revoked_at < \(bind: to) AND p.kind = 'subscription'
+                WHERE t.revoked_at >= \(bind: from) AND t.revoked_at < \(bind: to)
                 GROUP BY p.store, p.app, p.environment, t.revoked_at / 86400000
                 """
             ),
