@@ -29,12 +29,23 @@ final class ConsoleSessions: Sendable {
     let clock: any WallClock
     private let key: SymmetricKey
     private let randomBytes: @Sendable (Int) -> [UInt8]
+    /// Checked against the password given for an unknown name, so that an unknown name costs what
+    /// a known one does (a PBKDF2 derivation when operators have hashes).
+    private let decoy: ConsoleCredential
     /// Signed-out sessions' nonces until they would have expired anyway.
     private let revoked = Mutex<[String: Date]>([:])
 
     init(settings: ConsoleSettings, clock: any WallClock, randomBytes: @escaping @Sendable (Int) -> [UInt8]) {
         operators = Dictionary(settings.operators.map { ($0.name, $0) }, uniquingKeysWith: { first, _ in first })
         lifetime = settings.sessionLifetime
+        let iterations = settings.operators.compactMap { person -> Int? in
+            if case .pbkdf2(let hash) = person.credential { return hash.iterations }
+            return nil
+        }.max()
+        decoy =
+            iterations.map {
+                .pbkdf2(PasswordHash(iterations: $0, salt: Data(count: 16), derivedKey: Data(count: 32)))
+            } ?? .password(String(repeating: "x", count: 32))
         self.clock = clock
         self.randomBytes = randomBytes
         if let secret = settings.sessionSecret {
@@ -53,7 +64,7 @@ final class ConsoleSessions: Sendable {
     /// The operator these credentials sign in, or nil. Unknown names cost a password check too.
     func authenticate(name: String, password: String) -> ConsoleOperator? {
         guard let candidate = operators[name] else {
-            _ = ConsoleCredential.password(String(repeating: "x", count: 32)).accepts(password)
+            _ = decoy.accepts(password)
             return nil
         }
         return candidate.accepts(password: password) ? candidate : nil
