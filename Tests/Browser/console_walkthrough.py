@@ -15,7 +15,8 @@ from selenium import webdriver
 from selenium.webdriver.chrome.options import Options
 from selenium.webdriver.chrome.service import Service
 from selenium.webdriver.common.by import By
-from selenium.webdriver.support.ui import Select
+from selenium.webdriver.support import expected_conditions
+from selenium.webdriver.support.ui import Select, WebDriverWait
 
 
 def main():
@@ -60,13 +61,22 @@ def main():
     def text(selector):
         return driver.find_element(By.CSS_SELECTOR, selector).text
 
+    def submit_and_wait(button, selector):
+        """Clicks a submit button and waits for the next page to show `selector`: a click returns
+        before the browser has necessarily left the page it was on."""
+        old_page = driver.find_element(By.TAG_NAME, "html")
+        button.click()
+        WebDriverWait(driver, 20).until(expected_conditions.staleness_of(old_page))
+        WebDriverWait(driver, 20).until(
+            expected_conditions.presence_of_element_located((By.CSS_SELECTOR, selector)))
+
     def sign_in():
         driver.get(base + "/console")
         assert driver.current_url.endswith("/console/sign-in"), driver.current_url
         shot("sign-in")
         driver.find_element(By.ID, "name").send_keys(plan["operator"])
         driver.find_element(By.ID, "password").send_keys(plan["password"])
-        driver.find_element(By.ID, "sign-in").click()
+        submit_and_wait(driver.find_element(By.ID, "sign-in"), "nav .who")
         assert driver.current_url.endswith("/console/overview"), driver.current_url
         assert plan["operator"] in text("nav .who")
 
@@ -88,8 +98,9 @@ def main():
             field.clear()
             field.send_keys(value)
             Select(driver.find_element(By.ID, "kind")).select_by_value(kind)
-            driver.find_element(By.CSS_SELECTOR, "#search button").click()
-            assert text("#customer-id") == expected, f"{kind} {value}: {driver.current_url}"
+            submit_and_wait(driver.find_element(By.CSS_SELECTOR, "#search button"), "h1")
+            found = driver.find_elements(By.CSS_SELECTOR, "#customer-id")
+            assert found and found[0].text == expected, f"{kind} {value}: {driver.current_url}\n{text('main')}"
         return run
 
     def timeline():
@@ -98,19 +109,20 @@ def main():
         assert {"state-change", "billing-event"} <= kinds, kinds
         assert len(driver.find_elements(By.CSS_SELECTOR, "#entitlements tbody tr")) >= 1
         shot("customer")
-        driver.find_element(By.CSS_SELECTOR, "#timeline a.notification").click()
+        submit_and_wait(driver.find_element(By.CSS_SELECTOR, "#timeline a.notification"), "#payload pre")
         payload = text("#payload pre")
         assert "notificationType" in payload or "subscriptionNotification" in payload, payload[:400]
         shot("notification-payload")
 
     def retry():
         driver.get(base + "/console/notifications?status=failed")
+        assert text(".tabs a.current") == "failed", text(".tabs")
         shot("notifications-failed")
         row = [r for r in driver.find_elements(By.CSS_SELECTOR, "#notifications tbody tr")
                if plan["failedNotification"] in r.text]
         assert row, "the failed notification is not listed"
         assert "store-unavailable" in row[0].text, row[0].text
-        row[0].find_element(By.CSS_SELECTOR, "button").click()
+        submit_and_wait(row[0].find_element(By.CSS_SELECTOR, "button"), "#status")
         assert plan["failedNotification"] in driver.current_url
         deadline = time.time() + 30
         while text("#status") != "processed" and time.time() < deadline:
@@ -127,10 +139,10 @@ def main():
         days = form.find_element(By.NAME, "days")
         days.clear()
         days.send_keys("5")
-        form.find_element(By.CSS_SELECTOR, "button").click()
+        submit_and_wait(form.find_element(By.CSS_SELECTOR, "button"), "#confirm")
         assert "Extend the renewal date" in driver.page_source
         shot("extend-confirm")
-        driver.find_element(By.ID, "confirm").click()
+        submit_and_wait(driver.find_element(By.ID, "confirm"), "#customer-id")
         assert text("#customer-id") == plan["customer"]
         actions = [r.text for r in driver.find_elements(By.CSS_SELECTOR, "#timeline tr.operator-action")]
         assert any("extend-renewal-date" in a and "extended" in a for a in actions), actions

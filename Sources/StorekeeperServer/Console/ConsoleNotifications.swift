@@ -21,7 +21,7 @@ extension Console {
             }
         }
         let tabs = InboxNotification.Status.allCases.map { candidate -> HTML in
-            "<a href=\"/console/notifications?status=\(candidate.rawValue)\"\(candidate == status ? " class=\"current\"" : "")>\(candidate.rawValue)</a>"
+            "<a href=\"/console/notifications?status=\(candidate.rawValue)\"\(candidate == status ? " class=\"current\"" as HTML : .empty)>\(candidate.rawValue)</a>"
         }
         let rows = found.map { notification -> HTML in
             let retry: HTML =
