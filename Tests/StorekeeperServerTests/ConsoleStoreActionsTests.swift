@@ -66,7 +66,8 @@ import Testing
         }
     }
 
-    @Test func testNotificationMassExtensionAndRefreshAreDoneAndRecorded() async throws {
+    @Test(arguments: ServerBackend.available)
+    func searchTimelineAndStoreActions(_ backend: ServerBackend) async throws {
         let client = HTTPClient(
             eventLoopGroupProvider: .singleton,
             configuration: HTTPClient.Configuration(redirectConfiguration: .disallow))
@@ -80,6 +81,28 @@ import Testing
             try await h.settle()
             let expiry = try #require(h.simulator.appStore.subscription(bought.originalTransactionId)?.expiresDate)
             let session = try await Session.signIn(h.baseURL, client: client)
+
+            // Every kind of id finds the customer (the order id through Apple's Look Up Order ID).
+            var allowed = CharacterSet.alphanumerics
+            allowed.insert(charactersIn: "-._~")
+            for (kind, value) in [
+                ("any", "carla"), ("appAccountToken", token.uuidString), ("any", bought.originalTransactionId),
+                ("appStoreTransaction", bought.transactionId),
+                ("appStoreOrder", AppStoreSimulation.orderId(forTransactionId: bought.transactionId)),
+                ("any", AppStoreSimulation.orderId(forTransactionId: bought.transactionId)),
+            ] {
+                let found = try await session.send(
+                    "/console/customers?kind=\(kind)&q=\(value.addingPercentEncoding(withAllowedCharacters: allowed) ?? "")"
+                )
+                #expect(found.location == "/console/customer?id=carla", "\(kind) \(value): \(found.body)")
+            }
+            let nothing = try await session.send("/console/customers?kind=googleOrder&q=\(bought.transactionId)")
+            #expect(nothing.status == 200)
+            #expect(nothing.body.contains("Nothing matches."))
+            let customer = try await session.send("/console/customer?id=carla")
+            #expect(customer.body.contains("<tr class=\"state-change\">"), "\(customer.body)")
+            #expect(customer.body.contains("SUBSCRIBED/INITIAL_BUY"), "\(customer.body)")
+
             let target = "\(ServerHarness.bundleID)|sandbox"
 
             // A test notification: requested, delivered here, shown with Apple's attempts.
@@ -121,7 +144,8 @@ import Testing
             #expect(stored.first?.expiresAt == expiry.addingTimeInterval(3 * 86_400))
         }
         do {
-            try await ServerHarness.run(customize: { _, configuration in configuration.console = console }, body)
+            try await ServerHarness.run(
+                on: backend, customize: { _, configuration in configuration.console = console }, body)
         } catch {
             try await client.shutdown()
             throw error
