@@ -10,8 +10,9 @@ public protocol ConsoleQueries: Sendable {
     func purchases(storeID id: String) async throws -> [Purchase]
     /// Billing events whose id (App Store transactionId, Google orderId) is `id`, in any store.
     func transactions(storeID id: String) async throws -> [TransactionRecord]
-    /// Stored notifications with `status`, newest first, received before `before` when given.
-    func recentNotifications(status: InboxNotification.Status, before: Date?, limit: Int) async throws
+    /// Stored notifications with `status`, newest first (by arrival, then store and key), after
+    /// `last` (the previous page's last one) when given.
+    func recentNotifications(status: InboxNotification.Status, after last: InboxPosition?, limit: Int) async throws
         -> [InboxNotification]
 
     /// Records what an operator did in the console.
@@ -27,6 +28,19 @@ public protocol ConsoleQueries: Sendable {
     /// New subscriptions, renewals, churned subscriptions and refunded billing events (of any
     /// product) per day (UTC) in `range`, per store, app and environment.
     func subscriptionActivity(in range: Range<Date>) async throws -> [SubscriptionActivityCount]
+}
+
+/// Where a page of the inbox ended: a notification's arrival, store and key.
+public struct InboxPosition: Sendable, Hashable {
+    public var receivedAt: Date
+    public var store: Store
+    public var dedupeKey: String
+
+    public init(receivedAt: Date, store: Store, dedupeKey: String) {
+        self.receivedAt = receivedAt
+        self.store = store
+        self.dedupeKey = dedupeKey
+    }
 }
 
 /// One thing an operator did in the console, with who did it and how it ended.

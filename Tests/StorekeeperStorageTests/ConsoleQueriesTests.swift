@@ -36,7 +36,7 @@ import Testing
     }
 
     @Test(arguments: Backend.available)
-    func recentNotificationsAreNewestFirst(backend: Backend) async throws {
+    func recentNotificationsAreNewestFirstAndPaged(backend: Backend) async throws {
         try await TestDatabase.withFresh(backend) { storage, _ async throws in
             try await storage.transaction { transaction async throws in
                 for offset in Int64(1)...4 {
@@ -44,13 +44,27 @@ import Testing
                     notification.status = offset == 3 ? .failed : .processed
                     _ = try await transaction.insertNotification(notification)
                 }
+                // Three that arrived together (one group commit), on both stores.
+                for (key, store) in [("t-a", Store.appStore), ("t-b", .appStore), ("t-c", .googlePlay)] {
+                    var notification = makeNotification(key, store: store, receivedAt: at(5_000))
+                    notification.status = .processed
+                    _ = try await transaction.insertNotification(notification)
+                }
             }
             try await storage.transaction { transaction async throws in
-                let all = try await transaction.recentNotifications(status: .processed, before: nil, limit: 10)
-                #expect(all.map(\.dedupeKey) == ["n4", "n2", "n1"])
-                let page = try await transaction.recentNotifications(status: .processed, before: at(4_000), limit: 1)
-                #expect(page.map(\.dedupeKey) == ["n2"])
-                let failed = try await transaction.recentNotifications(status: .failed, before: nil, limit: 10)
+                let all = try await transaction.recentNotifications(status: .processed, after: nil, limit: 10)
+                #expect(all.map(\.dedupeKey) == ["t-c", "t-b", "t-a", "n4", "n2", "n1"])
+                var pages: [[String]] = []
+                var last: InboxPosition?
+                repeat {
+                    let page = try await transaction.recentNotifications(status: .processed, after: last, limit: 2)
+                    pages.append(page.map(\.dedupeKey))
+                    last = page.last.map {
+                        InboxPosition(receivedAt: $0.receivedAt, store: $0.store, dedupeKey: $0.dedupeKey)
+                    }
+                } while last != nil
+                #expect(pages == [["t-c", "t-b"], ["t-a", "n4"], ["n2", "n1"], []])
+                let failed = try await transaction.recentNotifications(status: .failed, after: nil, limit: 10)
                 #expect(failed.map(\.dedupeKey) == ["n3"])
             }
         }

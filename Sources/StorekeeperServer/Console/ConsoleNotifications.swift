@@ -12,10 +12,21 @@ extension Console {
     func notificationsPage(_ request: Request, _ session: ConsoleSession) async throws -> Response {
         let status =
             InboxNotification.Status(rawValue: request.uri.queryParameters.get("status") ?? "") ?? .failed
+        // Processed ones are paged backwards from the previous page's last one.
+        let query = request.uri.queryParameters
+        var after: InboxPosition?
+        if let milliseconds = query.get("before").flatMap(Int64.init),
+            let store = query.get("beforeStore").flatMap(Store.init(pathSegment:)), let key = query.get("beforeKey")
+        {
+            after = InboxPosition(
+                receivedAt: Date(timeIntervalSince1970: Double(milliseconds) / 1000), store: store, dedupeKey: key)
+        }
+        let position = after
         let found = try await storage.transaction { transaction in
             switch status {
             case .processed:
-                try await transaction.recentNotifications(status: status, before: nil, limit: Self.notificationPageSize)
+                try await transaction.recentNotifications(
+                    status: status, after: position, limit: Self.notificationPageSize)
             case .pending, .failed:
                 try await transaction.notifications(status: status, limit: Self.notificationPageSize)
             }
@@ -37,12 +48,21 @@ extension Console {
                 <td>\(ConsoleFormat.date(notification.nextAttemptAt))</td><td class="error">\(notification.lastError ?? "")</td><td>\(retry)</td></tr>
                 """
         }
+        var older: HTML = .empty
+        if status == .processed, found.count == Self.notificationPageSize, let last = found.last {
+            let milliseconds = Int((last.receivedAt.timeIntervalSince1970 * 1000).rounded())
+            let next =
+                "/console/notifications?status=processed&before=\(milliseconds)&beforeStore=\(last.store.pathSegment)"
+                + "&beforeKey=\(ConsoleFormat.component(last.dedupeKey))"
+            older = "<p><a href=\"\(next)\" id=\"older\">Older →</a></p>"
+        }
         return html(
             ConsolePages.layout(
                 title: "Notifications", session: session,
                 """
                 <p class="tabs">\(tabs)</p>
                 \(ConsolePages.table(["store", "notification", "received", "attempts", "next attempt", "last error", ""], rows, empty: "No \(status.rawValue) notifications.", id: "notifications"))
+                \(older)
                 """), status: .ok)
     }
 

@@ -25,16 +25,23 @@ extension SQLStorageTransaction {
         ).map(transactionRecord(from:))
     }
 
-    func recentNotifications(status: InboxNotification.Status, before: Date?, limit: Int) async throws
-        -> [InboxNotification]
+    func recentNotifications(status: InboxNotification.Status, after last: InboxPosition?, limit: Int)
+        async throws -> [InboxNotification]
     {
-        // `inbox_status (status, received_at)` read backwards from `before`.
-        let upper = StoredTime.milliseconds(before ?? .distantFuture)
+        // `inbox_status (status, received_at)` read backwards; notifications that arrived together
+        // (one group commit) share a time, so the position also names the store and key.
+        let position: SQLQueryString =
+            last.map {
+                """
+                AND (received_at, store, dedupe_key) < (\(bind: StoredTime.milliseconds($0.receivedAt)),
+                    \(bind: $0.store.rawValue), \(bind: $0.dedupeKey))
+                """
+            } ?? ""
         return try await rows(
             """
             SELECT \(unsafeRaw: Self.inboxColumns) FROM inbox
-            WHERE status = \(bind: status.rawValue) AND received_at < \(bind: upper)
-            ORDER BY received_at DESC LIMIT \(bind: max(limit, 0))
+            WHERE status = \(bind: status.rawValue) \(position)
+            ORDER BY received_at DESC, store DESC, dedupe_key DESC LIMIT \(bind: max(limit, 0))
             """
         ).map(notification(from:))
     }
