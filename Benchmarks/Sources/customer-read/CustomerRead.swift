@@ -20,8 +20,8 @@ struct CustomerRead {
         var cacheDirectory: URL
         /// The rate the console's customer page is read at, next to the API at the same rate.
         var consoleRate: Double = 50
-        /// The rate the console's overview is read at.
-        var overviewRate: Double = 2
+        /// How many times the console's overview is read, one after the other.
+        var overviewRequests = 5
 
         init(arguments: [String]) throws {
             cacheDirectory = Self.defaultCacheDirectory()
@@ -35,7 +35,7 @@ struct CustomerRead {
                 case "--seed": seed = UInt64(try Self.number(value, flag))
                 case "--cache": cacheDirectory = URL(fileURLWithPath: value)
                 case "--console-rate": consoleRate = try Self.number(value, flag)
-                case "--overview-rate": overviewRate = try Self.number(value, flag)
+                case "--overview-requests": overviewRequests = max(1, Int(try Self.number(value, flag)))
                 case "--customers":
                     let sizes = value.split(separator: ",").compactMap { Int($0) }
                     guard sizes.count == 2, sizes.allSatisfy({ $0 > 0 }) else {
@@ -45,10 +45,10 @@ struct CustomerRead {
                 default:
                     throw BenchmarkError(
                         "unknown option \(flag) (known: --rate, --seconds, --rounds, --customers, --cache, --seed, "
-                            + "--console-rate, --overview-rate)")
+                            + "--console-rate, --overview-requests)")
                 }
             }
-            guard rate > 0, seconds > 0, rounds > 0, consoleRate > 0, overviewRate > 0 else {
+            guard rate > 0, seconds > 0, rounds > 0, consoleRate > 0 else {
                 throw BenchmarkError("rates, seconds and rounds must be > 0")
             }
         }
@@ -206,7 +206,7 @@ struct CustomerRead {
     }
 
     /// The console's customer page next to the API's view of the same customers at the same rate,
-    /// and the overview, in alternating windows on this server (one operator session).
+    /// in alternating windows on this server (one operator session), then the overview.
     private func measureConsole(_ server: SimulatedDeployment, customers: Int, random: inout SplitMix64)
         async throws
     {
@@ -214,7 +214,18 @@ struct CustomerRead {
         signIn.method = .POST
         signIn.headers.add(name: "Content-Type", value: "application/x-www-form-urlencoded")
         signIn.body = .bytes(ByteBuffer(string: "name=bench&password=benchmark+console+password"))
-        let answer = try await client.execute(signIn, timeout: .seconds(30))
+        // The answer's redirect is not followed: its cookie is what is wanted.
+        let signInClient = HTTPClient(
+            eventLoopGroupProvider: .singleton,
+            configuration: HTTPClient.Configuration(redirectConfiguration: .disallow))
+        let answer: HTTPClientResponse
+        do {
+            answer = try await signInClient.execute(signIn, timeout: .seconds(30))
+        } catch {
+            try? await signInClient.shutdown()
+            throw error
+        }
+        try await signInClient.shutdown()
         guard let setCookie = answer.headers.first(name: "Set-Cookie"),
             let cookie = setCookie.split(separator: ";").first.map(String.init)
         else { throw BenchmarkError("the console refused the benchmark's sign-in: HTTP \(answer.status.code)") }
@@ -231,20 +242,13 @@ struct CustomerRead {
                     client: client, baseURL: server.baseURL, page: .consoleCustomer(cookie: cookie),
                     customers: customers, rate: options.consoleRate, checkEvery: 1)
             ),
-            (
-                "console overview",
-                OpenLoopReader(
-                    client: client, baseURL: server.baseURL, page: .consoleOverview(cookie: cookie),
-                    customers: customers, rate: options.overviewRate, checkEvery: 1)
-            ),
         ]
         for (_, reader) in readers { _ = await reader.run(seconds: 1, random: &random) }
         var windows: [[OpenLoopReader.Window]] = Array(repeating: [], count: readers.count)
         for _ in 0..<options.rounds {
             for (index, (_, reader)) in readers.enumerated() {
-                // The overview's windows are long enough for a few requests each.
-                let seconds = max(options.seconds / Double(options.rounds), index == 2 ? 3 / options.overviewRate : 0)
-                windows[index].append(await reader.run(seconds: seconds, random: &random))
+                windows[index].append(
+                    await reader.run(seconds: options.seconds / Double(options.rounds), random: &random))
             }
         }
         var parts: [String] = []
@@ -258,6 +262,24 @@ struct CustomerRead {
                 "\(name) \(result.requests) at \(Self.format(reader.rate)) req/s: p50 \(Self.format(result.p50)) ms, "
                     + "p99 \(Self.format(result.p99)) ms, max \(Self.format(result.max)) ms")
         }
+        // The overview (its default week) one request at a time: it reads every state change and
+        // billing event of the week, seconds at a million subscribers, so an open loop would only
+        // measure its queue.
+        let overview = OpenLoopReader(
+            client: client, baseURL: server.baseURL, page: .consoleOverview(cookie: cookie), customers: customers,
+            rate: 1, checkEvery: 1)
+        var overviewTimes: [Double] = []
+        for _ in 0..<options.overviewRequests {
+            let started = ContinuousClock.now
+            let window = await overview.run(seconds: 1, random: &random)
+            if let failure = window.firstFailure { throw BenchmarkError("console overview: \(failure)") }
+            overviewTimes.append(Self.seconds(ContinuousClock.now - started) * 1000)
+        }
+        overviewTimes.sort()
+        parts.append(
+            "console overview (last 7 days), \(overviewTimes.count) one at a time: median "
+                + "\(Self.format(overviewTimes[overviewTimes.count / 2])) ms, max \(Self.format(overviewTimes.last ?? 0)) ms"
+        )
         say("\(backend.name), \(customers) customers, console: " + parts.joined(separator: "; "))
     }
 

@@ -25,7 +25,9 @@ extension Console {
         let query = request.uri.queryParameters
         let today = Self.startOfDay(clock.now())
         var to = query.get("to").flatMap(Self.parseDay) ?? today
-        var from = query.get("from").flatMap(Self.parseDay) ?? to.addingTimeInterval(-29 * 86_400)
+        // A week by default: the activity's cost grows with the events in the range (at a million
+        // subscribers, about a million state changes and renewals a month).
+        var from = query.get("from").flatMap(Self.parseDay) ?? to.addingTimeInterval(-6 * 86_400)
         if from > to { swap(&from, &to) }
         if to.timeIntervalSince(from) > Double(Self.maximumRangeDays) * 86_400 {
             from = to.addingTimeInterval(-Double(Self.maximumRangeDays - 1) * 86_400)
