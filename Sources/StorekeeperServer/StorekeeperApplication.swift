@@ -37,6 +37,8 @@ public final class StorekeeperApplication: Sendable {
     /// This instance's name among those sharing the database (``HTTPSettings/instance``).
     public let instance: String
     let logger: Logger
+    /// The operators' console, when operators are configured.
+    let console: Console?
 
     public init(
         configuration: StorekeeperConfiguration, storage: any Storage, clock: any WallClock = SystemWallClock(),
@@ -74,16 +76,18 @@ public final class StorekeeperApplication: Sendable {
             storage: storage, apps: appStoreApps, recorder: recorder, policies: configuration.policies, clock: clock)
         let settler = PurchaseSettler(stores: stores, storage: storage, recorder: recorder, logger: logger)
         self.settler = settler
-        customers = CustomerService(
+        let customers = CustomerService(
             storage: storage, recorder: recorder, policies: configuration.policies, stores: stores, settler: settler,
             clock: clock, logger: logger)
+        self.customers = customers
         let inbox = NotificationInbox(
             storage: storage, recorder: recorder, stores: stores, settler: settler, settings: configuration.processing,
             clock: clock, logger: logger,
             onProcessed: { store, outcome in metrics.notificationProcessed(store: store, result: outcome) }
         )
         self.inbox = inbox
-        worker = NotificationWorker(inbox: inbox, interval: configuration.processing.pollInterval, logger: logger)
+        let worker = NotificationWorker(inbox: inbox, interval: configuration.processing.pollInterval, logger: logger)
+        self.worker = worker
         // Background jobs run on one instance at a time among those sharing the database: the one
         // holding the job's lease, renewed every round and taken over once a dead holder's runs out.
         let jobLease = configuration.processing.jobLease
@@ -115,6 +119,12 @@ public final class StorekeeperApplication: Sendable {
         ) {
             while try await refundAnswers.answerDue() > 0 {}
         }
+        console =
+            configuration.console.isEnabled
+            ? Console(
+                settings: configuration.console, storage: storage, customers: customers, stores: stores,
+                recorder: recorder, clock: clock, logger: logger, wake: { worker.wake() })
+            : nil
         let recovery = MissedNotificationRecovery(inbox: inbox, settings: configuration.processing.catchUp)
         self.recovery = recovery
         // What the catch-up stores it processes itself; the worker's poll retries any failure.
@@ -178,6 +188,7 @@ public final class StorekeeperApplication: Sendable {
         SignatureRoutes(service: offers).register(on: authenticated)
         AppTransactionRoutes(service: appTransactions).register(on: authenticated)
         InboxRoutes(storage: storage).register(on: authenticated)
+        console?.register(on: router)
         return router
     }
 

@@ -32,6 +32,8 @@ struct ConfigCommand: AsyncParsableCommand {
                     "ok: \(configuration.apps.count) app(s) (\(configuration.apps.map(\.name).joined(separator: ", "))), "
                         + "\(products.count) product(s), \(configuration.apiKeys.count) API key(s), "
                         + "storage \(StorageFactory.Location.described(configuration.storageURL))"
+                        + (configuration.console.isEnabled
+                            ? ", \(configuration.console.operators.count) console operator(s)" : "")
                 )
             } catch let error as ConfigurationError {
                 for problem in error.problems { print("problem: \(problem)") }

@@ -28,6 +28,9 @@ struct DemoCommand: AsyncParsableCommand {
     @Flag(help: "Keep the temporary directory (database, keys) and print its path.")
     var keep = false
 
+    @Flag(help: "After the story, keep the server, the simulator and the console running until interrupted.")
+    var keepRunning = false
+
     @Option(help: "The least severe server log level written to standard error.")
     var logLevel: String = "critical"
 
@@ -45,20 +48,39 @@ struct DemoCommand: AsyncParsableCommand {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent(
             "storekeeper-demo-\(UUID().uuidString.prefix(8))")
         defer { if !keep { try? FileManager.default.removeItem(at: directory) } }
-        let options = SimulatedDeployment.Options(
+        var options = SimulatedDeployment.Options(
             policies: Policies(ownershipConflict: policy), appStoreGracePeriodDays: 3, directory: directory,
             logger: logger)
+        // A fresh password each run; sessions outlive the story's simulated months.
+        let password = Self.randomPassword()
+        options.customize = { _, configuration in
+            configuration.console = ConsoleSettings(
+                operators: [ConsoleOperator(name: "demo", role: .operator, credential: .password(password))],
+                sessionLifetime: 400 * 86_400)
+        }
         try await SimulatedDeployment.withRunning(options) { deployment in
             let endpoints = deployment.simulator.endpoints
             Self.write("Storekeeper demo")
             Self.write("  server     \(deployment.baseURL) (SQLite: \(directory.path)/storekeeper.sqlite)")
             Self.write("  simulator  \(endpoints?.baseURL ?? "?") (App Store and Google Play, simulated clock)")
             Self.write("  policy     ownership conflicts: \(policy.rawValue)")
+            Self.write("  console    \(deployment.baseURL)/console (sign in as demo, password \(password))")
             let story = DemoStory(deployment: deployment) { Self.write(Self.format($0)) }
             try await story.run()
+            if keepRunning {
+                Self.write("")
+                Self.write("Running until interrupted (Ctrl-C): console at \(deployment.baseURL)/console")
+                while !Task.isCancelled { try await Task.sleep(for: .seconds(3600)) }
+            }
         }
         Self.write("")
         Self.write(keep ? "Kept \(directory.path)" : "Done; the temporary directory is removed.")
+    }
+
+    static func randomPassword() -> String {
+        let alphabet = Array("abcdefghijkmnpqrstuvwxyz23456789")
+        var generator = SystemRandomNumberGenerator()
+        return String((0..<16).map { _ in alphabet[Int.random(in: 0..<alphabet.count, using: &generator)] })
     }
 
     static func write(_ line: String) {

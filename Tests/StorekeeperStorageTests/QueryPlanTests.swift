@@ -98,7 +98,7 @@ import Testing
     /// (unless `sorted` is nil): a page with a LIMIT that sorts has read everything that matches
     /// first. (PostgreSQL may well sort the few rows a partial index gives it, as its statistics
     /// suggest; what it must not do is read the table.)
-    private func expect(
+    func expect(
         _ plan: String, uses index: String, sorted: Bool?, _ backend: Backend,
         sourceLocation: SourceLocation = #_sourceLocation
     ) {
@@ -118,7 +118,7 @@ import Testing
     }
 
     /// The plans of the statements `body` runs through the storage, one line per plan row.
-    private func plan(
+    func plan(
         of storage: any Storage, _ backend: Backend,
         _ body: @escaping @Sendable (any StorageTransaction) async throws -> Void
     ) async throws -> String {

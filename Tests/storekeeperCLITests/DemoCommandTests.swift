@@ -1,6 +1,10 @@
 import Foundation
 import Testing
 
+#if canImport(FoundationNetworking)
+    import FoundationNetworking
+#endif
+
 /// `storekeeper demo` as a user runs it: the README's run command.
 @Suite struct DemoCommandTests {
     @Test func tellsBothStoriesAndExitsCleanly() throws {
@@ -13,9 +17,44 @@ import Testing
             "✗ refused: 409 ownership-conflict", "← App Store: EXPIRED VOLUNTARY",
             "== Google Play — customer gina", "← Google Play: SUBSCRIPTION_IN_GRACE_PERIOD",
             "← Google Play: VOIDED_PURCHASE", "balance: coins 20", "Done; the temporary directory is removed.",
+            "/console (sign in as demo, password ",
         ] {
             #expect(output.contains(expected), "missing: \(expected)")
         }
+    }
+
+    /// `--keep-running`: after the story the console stays open, and the printed sign-in works.
+    @Test func keepsTheConsoleRunningWithThePrintedSignIn() async throws {
+        guard let executable = CLI.executable else { throw CLI.MissingExecutable() }
+        let process = Process()
+        process.executableURL = executable
+        process.arguments = ["demo", "--keep-running"]
+        let pipe = Pipe()
+        process.standardOutput = pipe
+        process.standardError = FileHandle.nullDevice
+        let output = PipeCollector(pipe)
+        try process.run()
+        defer { if process.isRunning { process.terminate() } }
+        let deadline = Date().addingTimeInterval(180)
+        while !output.text.contains("Running until interrupted"), process.isRunning, Date() < deadline {
+            try await Task.sleep(for: .milliseconds(100))
+        }
+        let text = output.text
+        #expect(process.isRunning, "the demo ended: \(text)")
+        let line = try #require(text.split(separator: "\n").first { $0.contains("  console    ") }, "\(text)")
+        let parts = line.split(separator: " ")
+        let url = try #require(parts.first { $0.hasPrefix("http://") }.map(String.init))
+        let password = try #require(parts.last.map { String($0.dropLast()) })
+        var request = URLRequest(url: try #require(URL(string: url + "/sign-in")))
+        request.httpMethod = "POST"
+        request.setValue("application/x-www-form-urlencoded", forHTTPHeaderField: "Content-Type")
+        request.httpBody = Data("name=demo&password=\(password)".utf8)
+        // The sign-in answers with the cookie and a redirect to the overview, which is followed.
+        let (body, response) = try await URLSession.shared.data(for: request)
+        let page = String(decoding: body, as: UTF8.self)
+        #expect((response as? HTTPURLResponse)?.statusCode == 200)
+        #expect(response.url?.path == "/console/overview", "\(page)")
+        #expect(page.contains("demo · operator"), "\(page)")
     }
 
     @Test func refusesAnUnknownPolicy() throws {

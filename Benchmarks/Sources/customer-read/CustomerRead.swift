@@ -1,6 +1,7 @@
 import AsyncHTTPClient
 import Foundation
 import Logging
+import NIOCore
 import Storekeeper
 import StorekeeperDemo
 import StorekeeperServer
@@ -17,6 +18,10 @@ struct CustomerRead {
         var small = 10_000
         var seed: UInt64 = 18
         var cacheDirectory: URL
+        /// The rate the console's customer page is read at, next to the API at the same rate.
+        var consoleRate: Double = 50
+        /// How many times the console's overview is read, one after the other.
+        var overviewRequests = 5
 
         init(arguments: [String]) throws {
             cacheDirectory = Self.defaultCacheDirectory()
@@ -29,6 +34,8 @@ struct CustomerRead {
                 case "--rounds": rounds = Int(try Self.number(value, flag))
                 case "--seed": seed = UInt64(try Self.number(value, flag))
                 case "--cache": cacheDirectory = URL(fileURLWithPath: value)
+                case "--console-rate": consoleRate = try Self.number(value, flag)
+                case "--overview-requests": overviewRequests = max(1, Int(try Self.number(value, flag)))
                 case "--customers":
                     let sizes = value.split(separator: ",").compactMap { Int($0) }
                     guard sizes.count == 2, sizes.allSatisfy({ $0 > 0 }) else {
@@ -37,11 +44,12 @@ struct CustomerRead {
                     (large, small) = (sizes[0], sizes[1])
                 default:
                     throw BenchmarkError(
-                        "unknown option \(flag) (known: --rate, --seconds, --rounds, --customers, --cache, --seed)")
+                        "unknown option \(flag) (known: --rate, --seconds, --rounds, --customers, --cache, --seed, "
+                            + "--console-rate, --overview-requests)")
                 }
             }
-            guard rate > 0, seconds > 0, rounds > 0 else {
-                throw BenchmarkError("rate, seconds and rounds must be > 0")
+            guard rate > 0, seconds > 0, rounds > 0, consoleRate > 0 else {
+                throw BenchmarkError("rates, seconds and rounds must be > 0")
             }
         }
 
@@ -140,15 +148,24 @@ struct CustomerRead {
         // The server's clock stands at the moment the seed describes. The catch-up is off: its
         // store calls would go to a simulator that knows none of the seeded purchases (its queries
         // are timed below instead); everything else runs as configured by default.
-        SimulatedDeployment.Options(
+        var options = SimulatedDeployment.Options(
             start: SeedSQL.now, storageURL: database.storageURL, directory: directory.appendingPathComponent(name),
             processing: ProcessingSettings(catchUp: CatchUpSettings(enabled: false)), logger: logger)
+        // The operators' console, signed in to by ``measureConsole``.
+        options.customize = { _, configuration in
+            configuration.console = ConsoleSettings(operators: [
+                ConsoleOperator(name: "bench", role: .readOnly, credential: .password(Self.consolePassword))
+            ])
+        }
+        return options
     }
+
+    static let consolePassword = "benchmark console password"
 
     private func reader(_ server: SimulatedDeployment, customers: Int) -> OpenLoopReader {
         OpenLoopReader(
-            client: client, baseURL: server.baseURL, apiKey: server.options.secretAPIKey, customers: customers,
-            rate: options.rate, checkEvery: 50)
+            client: client, baseURL: server.baseURL, page: .customerAPI(apiKey: server.options.secretAPIKey),
+            customers: customers, rate: options.rate, checkEvery: 50)
     }
 
     private func measure(_ largeServer: SimulatedDeployment, _ smallServer: SimulatedDeployment) async throws
@@ -181,10 +198,89 @@ struct CustomerRead {
                     + "p99 \(Self.format(result.p99)) ms, p99.9 \(Self.format(result.p999)) ms, "
                     + "max \(Self.format(result.max)) ms; \(result.failures) failed\(firstFailure)")
             try await timeJobQueries(server, customers: customers)
+            try await measureConsole(server, customers: customers, random: &random)
         }
         return Result(
             large: measured[0], small: measured[1],
             achievedRate: min(measured[0].achievedRate, measured[1].achievedRate))
+    }
+
+    /// The console's customer page next to the API's view of the same customers at the same rate,
+    /// in alternating windows on this server (one operator session), then the overview.
+    private func measureConsole(_ server: SimulatedDeployment, customers: Int, random: inout SplitMix64)
+        async throws
+    {
+        var signIn = HTTPClientRequest(url: server.baseURL + "/console/sign-in")
+        signIn.method = .POST
+        signIn.headers.add(name: "Content-Type", value: "application/x-www-form-urlencoded")
+        signIn.body = .bytes(ByteBuffer(string: "name=bench&password=benchmark+console+password"))
+        // The answer's redirect is not followed: its cookie is what is wanted.
+        let signInClient = HTTPClient(
+            eventLoopGroupProvider: .singleton,
+            configuration: HTTPClient.Configuration(redirectConfiguration: .disallow))
+        let answer: HTTPClientResponse
+        do {
+            answer = try await signInClient.execute(signIn, timeout: .seconds(30))
+        } catch {
+            try? await signInClient.shutdown()
+            throw error
+        }
+        try await signInClient.shutdown()
+        guard let setCookie = answer.headers.first(name: "Set-Cookie"),
+            let cookie = setCookie.split(separator: ";").first.map(String.init)
+        else { throw BenchmarkError("the console refused the benchmark's sign-in: HTTP \(answer.status.code)") }
+        let readers: [(String, OpenLoopReader)] = [
+            (
+                "GET /v1/customers/{id}",
+                OpenLoopReader(
+                    client: client, baseURL: server.baseURL, page: .customerAPI(apiKey: server.options.secretAPIKey),
+                    customers: customers, rate: options.consoleRate, checkEvery: 50)
+            ),
+            (
+                "console customer page",
+                OpenLoopReader(
+                    client: client, baseURL: server.baseURL, page: .consoleCustomer(cookie: cookie),
+                    customers: customers, rate: options.consoleRate, checkEvery: 1)
+            ),
+        ]
+        for (_, reader) in readers { _ = await reader.run(seconds: 1, random: &random) }
+        var windows: [[OpenLoopReader.Window]] = Array(repeating: [], count: readers.count)
+        for _ in 0..<options.rounds {
+            for (index, (_, reader)) in readers.enumerated() {
+                windows[index].append(
+                    await reader.run(seconds: options.seconds / Double(options.rounds), random: &random))
+            }
+        }
+        var parts: [String] = []
+        for (index, (name, reader)) in readers.enumerated() {
+            let result = Self.summarize(windows[index])
+            let firstFailure = windows[index].compactMap(\.firstFailure).first.map { ", first: \($0)" } ?? ""
+            if result.failures > 0 {
+                throw BenchmarkError("\(name): \(result.failures) failed\(firstFailure)")
+            }
+            parts.append(
+                "\(name) \(result.requests) at \(Self.format(reader.rate)) req/s: p50 \(Self.format(result.p50)) ms, "
+                    + "p99 \(Self.format(result.p99)) ms, max \(Self.format(result.max)) ms")
+        }
+        // The overview (its default week) one request at a time: it reads every state change and
+        // billing event of the week, seconds at a million subscribers, so an open loop would only
+        // measure its queue.
+        let overview = OpenLoopReader(
+            client: client, baseURL: server.baseURL, page: .consoleOverview(cookie: cookie), customers: customers,
+            rate: 1, checkEvery: 1)
+        var overviewTimes: [Double] = []
+        for _ in 0..<options.overviewRequests {
+            let started = ContinuousClock.now
+            let window = await overview.run(seconds: 1, random: &random)
+            if let failure = window.firstFailure { throw BenchmarkError("console overview: \(failure)") }
+            overviewTimes.append(Self.seconds(ContinuousClock.now - started) * 1000)
+        }
+        overviewTimes.sort()
+        parts.append(
+            "console overview (last 7 days), \(overviewTimes.count) one at a time: median "
+                + "\(Self.format(overviewTimes[overviewTimes.count / 2])) ms, max \(Self.format(overviewTimes.last ?? 0)) ms"
+        )
+        say("\(backend.name), \(customers) customers, console: " + parts.joined(separator: "; "))
     }
 
     /// A few views checked against the database itself: the server reads the seeded rows.

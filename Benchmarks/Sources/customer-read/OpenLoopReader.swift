@@ -3,15 +3,23 @@ import Foundation
 import NIOCore
 import Storekeeper
 
-/// `GET /v1/customers/{id}` for random seeded customers at a fixed arrival rate: request n is
+/// `GET /v1/customers/{id}` (or a console page) for random seeded customers at a fixed arrival rate: request n is
 /// scheduled at start + n / rate and sent then whether or not earlier ones have answered (an open
 /// loop), and its latency runs from that scheduled time to the end of the answer's body. A server
 /// (or client) that falls behind therefore shows its queueing in the latencies instead of slowing
 /// the load down (coordinated omission).
 struct OpenLoopReader: Sendable {
+    /// What is read for a customer: the API's view (with the API key), or the console's page of
+    /// the customer or its overview (with an operator's session cookie).
+    enum Page: Sendable {
+        case customerAPI(apiKey: String)
+        case consoleCustomer(cookie: String)
+        case consoleOverview(cookie: String)
+    }
+
     let client: HTTPClient
     let baseURL: String
-    let apiKey: String
+    let page: Page
     /// Customers are picked uniformly from 1...customers.
     let customers: Int
     /// Requests per second.
@@ -76,14 +84,37 @@ struct OpenLoopReader: Sendable {
 
     private func fetch(customer number: Int, scheduled: ContinuousClock.Instant, check: Bool) async -> Outcome {
         let id = SeedSQL.customerID(number)
-        var request = HTTPClientRequest(url: baseURL + "/v1/customers/" + id)
-        request.headers.add(name: "Authorization", value: "Bearer " + apiKey)
+        var request: HTTPClientRequest
+        switch page {
+        case .customerAPI(let apiKey):
+            request = HTTPClientRequest(url: baseURL + "/v1/customers/" + id)
+            request.headers.add(name: "Authorization", value: "Bearer " + apiKey)
+        case .consoleCustomer(let cookie):
+            request = HTTPClientRequest(url: baseURL + "/console/customer?id=" + id)
+            request.headers.add(name: "Cookie", value: cookie)
+        case .consoleOverview(let cookie):
+            request = HTTPClientRequest(url: baseURL + "/console/overview")
+            request.headers.add(name: "Cookie", value: cookie)
+        }
         do {
             let response = try await client.execute(request, timeout: .seconds(30))
             let body = try await response.body.collect(upTo: 1 << 22)
             let answered = ContinuousClock.now
             guard response.status == .ok else {
                 return .failed("HTTP \(response.status.code) for \(id): \(String(buffer: body).prefix(200))")
+            }
+            switch page {
+            case .customerAPI: break
+            case .consoleCustomer:
+                guard String(buffer: body).contains("<code id=\"customer-id\">\(id)</code>") else {
+                    return .failed("the console's page for \(id) does not show it")
+                }
+                return .answered(milliseconds: CustomerRead.seconds(answered - scheduled) * 1000)
+            case .consoleOverview:
+                guard String(buffer: body).contains("id=\"states-chart\"") else {
+                    return .failed("the console's overview has no chart")
+                }
+                return .answered(milliseconds: CustomerRead.seconds(answered - scheduled) * 1000)
             }
             if check {
                 let view = try Self.decoder.decode(CustomerView.self, from: Data(buffer: body))

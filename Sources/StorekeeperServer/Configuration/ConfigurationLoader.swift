@@ -149,7 +149,7 @@ struct Parse {
         return StorekeeperConfiguration(
             server: server, environment: deployment, storageURL: storageURL, policies: policies, apiKeys: apiKeys(),
             apps: apps,
-            catalog: catalog, processing: processing, quotas: quotas
+            catalog: catalog, processing: processing, quotas: quotas, console: console()
         )
     }
 

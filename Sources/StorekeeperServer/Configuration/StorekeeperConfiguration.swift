@@ -22,13 +22,17 @@ public struct StorekeeperConfiguration: Sendable {
     public var processing: ProcessingSettings
     /// The stores' API quotas this deployment keeps within (all instances together).
     public var quotas: QuotaSettings
+    /// The operators' console at `/console` (off while no operator is configured).
+    public var console: ConsoleSettings
 
     public init(
         server: HTTPSettings = HTTPSettings(), environment: PurchaseEnvironment = .production, storageURL: String,
         policies: Policies = Policies(),
         apiKeys: [ConfiguredAPIKey], apps: [AppConfiguration], catalog: Catalog,
-        processing: ProcessingSettings = ProcessingSettings(), quotas: QuotaSettings = QuotaSettings()
+        processing: ProcessingSettings = ProcessingSettings(), quotas: QuotaSettings = QuotaSettings(),
+        console: ConsoleSettings = ConsoleSettings()
     ) {
+        self.console = console
         self.quotas = quotas
         self.server = server
         self.environment = environment

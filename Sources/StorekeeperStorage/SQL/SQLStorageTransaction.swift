@@ -273,11 +273,11 @@ struct SQLStorageTransaction: StorageTransaction {
 
     // MARK: Transactions (billing events)
 
-    private static let transactionColumns = """
+    static let transactionColumns = """
         store, id, purchase_id, product_id, purchased_at, quantity, revoked_at, refunded_fraction, observed_at
         """
 
-    private func transactionRecord(from row: any SQLRow) throws -> TransactionRecord {
+    func transactionRecord(from row: any SQLRow) throws -> TransactionRecord {
         let reader = RowReader(row: row, table: "transactions")
         let fact = TransactionFact(
             id: try reader.string("id"), productID: try reader.string("product_id"),
@@ -479,11 +479,11 @@ struct SQLStorageTransaction: StorageTransaction {
 
     // MARK: Notification inbox
 
-    private static let inboxColumns = """
+    static let inboxColumns = """
         store, dedupe_key, body, verified, received_at, status, attempts, next_attempt_at, last_error, processed_at
         """
 
-    private func notification(from row: any SQLRow) throws -> InboxNotification {
+    func notification(from row: any SQLRow) throws -> InboxNotification {
         let reader = RowReader(row: row, table: "inbox")
         var notification = InboxNotification(
             store: try reader.raw("store", as: Store.self), dedupeKey: try reader.string("dedupe_key"),

@@ -1,0 +1,189 @@
+import Foundation
+import Storekeeper
+import StorekeeperStorage
+import Testing
+
+/// The operators' console's queries (``ConsoleQueries``) on each backend: lookups by a store id
+/// alone, the inbox newest first, the action log, and the overview's counts.
+@Suite(.serialized) struct ConsoleQueriesTests {
+    static let day: Int64 = 86_400_000
+    /// The UTC midnight at or before `baseTime`, plus `days`.
+    static func dayStart(_ days: Int64) -> Date {
+        date(milliseconds: (1_750_000_000_123 / day + days) * day)
+    }
+
+    @Test(arguments: Backend.available)
+    func lookupsByAStoreIdAlone(backend: Backend) async throws {
+        try await TestDatabase.withFresh(backend) { storage, _ async throws in
+            let apple = minimalPurchase(.appStore("same-id"))
+            let google = minimalPurchase(.googlePlay("same-id"))
+            let other = minimalPurchase(.googlePlay("other"))
+            let order = TransactionRecord(
+                purchaseKey: .googlePlay("other"),
+                fact: TransactionFact(id: "GPA.1234", productID: "coins.100", purchasedAt: at(0), observedAt: at(0)))
+            try await storage.transaction { transaction async throws in
+                for purchase in [apple, google, other] { try await transaction.savePurchase(purchase) }
+                try await transaction.saveTransaction(order)
+            }
+            try await storage.transaction { transaction async throws in
+                #expect(try await transaction.purchases(storeID: "same-id") == [apple, google])
+                #expect(try await transaction.purchases(storeID: "other") == [other])
+                #expect(try await transaction.purchases(storeID: "missing") == [])
+                #expect(try await transaction.transactions(storeID: "GPA.1234") == [order])
+                #expect(try await transaction.transactions(storeID: "GPA.9") == [])
+            }
+        }
+    }
+
+    @Test(arguments: Backend.available)
+    func recentNotificationsAreNewestFirstAndPaged(backend: Backend) async throws {
+        try await TestDatabase.withFresh(backend) { storage, _ async throws in
+            try await storage.transaction { transaction async throws in
+                for offset in Int64(1)...4 {
+                    var notification = makeNotification("n\(offset)", receivedAt: at(offset * 1_000))
+                    notification.status = offset == 3 ? .failed : .processed
+                    _ = try await transaction.insertNotification(notification)
+                }
+                // Three that arrived together (one group commit), on both stores.
+                for (key, store) in [("t-a", Store.appStore), ("t-b", .appStore), ("t-c", .googlePlay)] {
+                    var notification = makeNotification(key, store: store, receivedAt: at(5_000))
+                    notification.status = .processed
+                    _ = try await transaction.insertNotification(notification)
+                }
+            }
+            try await storage.transaction { transaction async throws in
+                let all = try await transaction.recentNotifications(status: .processed, after: nil, limit: 10)
+                #expect(all.map(\.dedupeKey) == ["t-c", "t-b", "t-a", "n4", "n2", "n1"])
+                var pages: [[String]] = []
+                var last: InboxPosition?
+                repeat {
+                    let page = try await transaction.recentNotifications(status: .processed, after: last, limit: 2)
+                    pages.append(page.map(\.dedupeKey))
+                    last = page.last.map {
+                        InboxPosition(receivedAt: $0.receivedAt, store: $0.store, dedupeKey: $0.dedupeKey)
+                    }
+                } while last != nil
+                #expect(pages == [["t-c", "t-b"], ["t-a", "n4"], ["n2", "n1"], []])
+                let failed = try await transaction.recentNotifications(status: .failed, after: nil, limit: 10)
+                #expect(failed.map(\.dedupeKey) == ["n3"])
+            }
+        }
+    }
+
+    @Test(arguments: Backend.available)
+    func theActionLogKeepsWhoDidWhat(backend: Backend) async throws {
+        try await TestDatabase.withFresh(backend) { storage, _ async throws in
+            let first = ConsoleAction(
+                operatorName: "olga", action: "extend-renewal-date", target: "purchase:app_store:1",
+                detail: "5 day(s)", outcome: "extended", at: at(1))
+            let second = ConsoleAction(
+                operatorName: "rita", action: "retry-notification", target: "notification:google_play:m",
+                detail: "", outcome: "scheduled", at: at(2))
+            let third = ConsoleAction(
+                operatorName: "olga", action: "refresh-purchase", target: "purchase:app_store:1", detail: "",
+                outcome: "unchanged", at: at(3))
+            try await storage.transaction { transaction async throws in
+                for action in [first, second, third] { try await transaction.appendConsoleAction(action) }
+            }
+            try await storage.transaction { transaction async throws in
+                #expect(try await transaction.consoleActions(target: "purchase:app_store:1") == [first, third])
+                #expect(try await transaction.consoleActions(target: "nothing") == [])
+                #expect(try await transaction.recentConsoleActions(limit: 2) == [third, second])
+            }
+        }
+    }
+
+    @Test(arguments: Backend.available)
+    func theOverviewCountsStatesAndActivityPerDay(backend: Backend) async throws {
+        try await TestDatabase.withFresh(backend) { storage, _ async throws in
+            func subscription(
+                _ key: PurchaseKey, app: String, _ environment: PurchaseEnvironment, _ state: SubscriptionState
+            )
+                -> Purchase
+            {
+                var purchase = minimalPurchase(key)
+                purchase.kind = .subscription
+                purchase.app = AppID(app)
+                purchase.environment = environment
+                purchase.state = state
+                return purchase
+            }
+            let renewing = subscription(.appStore("A"), app: "com.x", .sandbox, .active)
+            let churned = subscription(.googlePlay("B"), app: "com.y", .production, .expired)
+            let refunded = subscription(.appStore("C"), app: "com.x", .sandbox, .canceled)
+            let retrying = subscription(.appStore("E"), app: "com.x", .production, .billingRetry)
+            var consumable = minimalPurchase(.appStore("D"))
+            consumable.app = AppID("com.x")
+            func change(_ key: PurchaseKey, _ from: SubscriptionState?, _ to: SubscriptionState, day: Int64)
+                -> StateChange
+            {
+                StateChange(
+                    key: key, from: from, to: to, expiresAt: nil, observedAt: Self.dayStart(day).addingTimeInterval(60),
+                    cause: ChangeCause(source: .notification))
+            }
+            func billing(_ key: PurchaseKey, _ id: String, day: Int64, revokedDay: Int64? = nil) -> TransactionRecord {
+                TransactionRecord(
+                    purchaseKey: key,
+                    fact: TransactionFact(
+                        id: id, productID: "pro", purchasedAt: Self.dayStart(day).addingTimeInterval(120),
+                        revokedAt: revokedDay.map { Self.dayStart($0).addingTimeInterval(180) },
+                        refundedFraction: revokedDay == nil ? 0 : 1, observedAt: Self.dayStart(day)))
+            }
+            let changes = [
+                change(renewing.key, nil, .active, day: 0), change(churned.key, nil, .active, day: 0),
+                change(churned.key, .active, .expired, day: 2), change(consumable.key, nil, .pending, day: 0),
+                change(retrying.key, nil, .active, day: -40),
+            ]
+            let records = [
+                billing(renewing.key, "a1", day: 0), billing(renewing.key, "a2", day: 1),
+                billing(refunded.key, "c1", day: 0, revokedDay: 3),
+                billing(consumable.key, "d1", day: 1, revokedDay: 3),
+                billing(retrying.key, "e1", day: -40), billing(retrying.key, "e2", day: 9),
+            ]
+            let purchases = [renewing, churned, refunded, retrying, consumable]
+            try await storage.transaction { transaction async throws in
+                for purchase in purchases { try await transaction.savePurchase(purchase) }
+                for change in changes { try await transaction.appendStateChange(change) }
+                for record in records { try await transaction.saveTransaction(record) }
+            }
+            let (states, activity) = try await storage.transaction { transaction async throws in
+                (
+                    try await transaction.subscriptionStateCounts(),
+                    try await transaction.subscriptionActivity(in: Self.dayStart(0)..<Self.dayStart(4))
+                )
+            }
+            #expect(
+                Set(states) == [
+                    SubscriptionStateCount(
+                        store: .appStore, app: AppID("com.x"), environment: .sandbox, state: .active, count: 1),
+                    SubscriptionStateCount(
+                        store: .appStore, app: AppID("com.x"), environment: .sandbox, state: .canceled, count: 1),
+                    SubscriptionStateCount(
+                        store: .appStore, app: AppID("com.x"), environment: .production, state: .billingRetry,
+                        count: 1),
+                ])
+            #expect(
+                Set(activity) == [
+                    SubscriptionActivityCount(
+                        store: .appStore, app: AppID("com.x"), environment: .sandbox, kind: .new, day: Self.dayStart(0),
+                        count: 1),
+                    SubscriptionActivityCount(
+                        store: .googlePlay, app: AppID("com.y"), environment: .production, kind: .new,
+                        day: Self.dayStart(0), count: 1),
+                    SubscriptionActivityCount(
+                        store: .appStore, app: AppID("com.x"), environment: .sandbox, kind: .renewed,
+                        day: Self.dayStart(1), count: 1),
+                    SubscriptionActivityCount(
+                        store: .googlePlay, app: AppID("com.y"), environment: .production, kind: .churned,
+                        day: Self.dayStart(2), count: 1),
+                    // The refunded subscription's and the consumable's billing events.
+                    SubscriptionActivityCount(
+                        store: .appStore, app: AppID("com.x"), environment: .sandbox, kind: .refunded,
+                        day: Self.dayStart(3), count: 1),
+                    SubscriptionActivityCount(
+                        store: .appStore, app: AppID("com.x"), environment: .production, kind: .refunded,
+                        day: Self.dayStart(3), count: 1),
+                ])
+        }
+    }
+}
