@@ -23,6 +23,10 @@ public final class StorekeeperApplication: Sendable {
     let worker: NotificationWorker
     let sweeper: PeriodicService
     let catchUp: PeriodicService
+    let webhookDelivery: WebhookDeliveryService
+    /// Delivers events to the configured webhook endpoints (run by ``backgroundServices``;
+    /// ``WebhookDispatcher/run()`` is callable directly, e.g. by tests on a simulated clock).
+    public let webhooks: WebhookDispatcher
     /// Catches up on what the stores failed to deliver (run by ``backgroundServices``; callable
     /// directly, e.g. by tests on a simulated clock).
     public let recovery: MissedNotificationRecovery
@@ -59,7 +63,7 @@ public final class StorekeeperApplication: Sendable {
                 catalog: catalog, storage: storage, clock: clock, logger: logger),
         ])
         self.stores = stores
-        let recorder = PurchaseRecorder(catalog: catalog, access: configuration.access)
+        let recorder = PurchaseRecorder(catalog: catalog, access: configuration.access, clock: clock)
         let settler = PurchaseSettler(stores: stores, storage: storage, recorder: recorder, logger: logger)
         self.settler = settler
         customers = CustomerService(
@@ -87,6 +91,17 @@ public final class StorekeeperApplication: Sendable {
             let tried = try await settler.sweepUnacknowledged()
             if tried > 0 { logger.info("retried store acknowledgements", metadata: ["count": "\(tried)"]) }
         }
+        let webhooks = WebhookDispatcher(
+            settings: configuration.webhooks, storage: storage, clock: clock, logger: logger, metrics: metrics)
+        self.webhooks = webhooks
+        let deliveryInterval = configuration.webhooks.pollInterval
+        let deliveryJob = PeriodicService(
+            "webhook delivery", every: deliveryInterval, enabled: !configuration.webhooks.endpoints.isEmpty,
+            lease: lease("webhook-delivery", every: deliveryInterval), logger: logger
+        ) {
+            try await webhooks.run()
+        }
+        webhookDelivery = WebhookDeliveryService(job: deliveryJob, dispatcher: webhooks)
         let recovery = MissedNotificationRecovery(inbox: inbox, settings: configuration.processing.catchUp)
         self.recovery = recovery
         // What the catch-up stores it processes itself; the worker's poll retries any failure.
@@ -147,6 +162,7 @@ public final class StorekeeperApplication: Sendable {
         let authenticated = v1.group().add(middleware: APIKeyMiddleware(keys: configuration.apiKeys))
         CustomerRoutes(service: customers).register(on: authenticated)
         InboxRoutes(storage: storage).register(on: authenticated)
+        EventRoutes(storage: storage, dispatcher: webhooks).register(on: authenticated)
         return router
     }
 
@@ -167,5 +183,22 @@ public final class StorekeeperApplication: Sendable {
 
     /// The background work: processing stored notifications, retrying Google Play
     /// acknowledgements that failed, and catching up on missed notifications.
-    public var backgroundServices: [any Service] { [worker, sweeper, catchUp] }
+    public var backgroundServices: [any Service] { [worker, sweeper, catchUp, webhookDelivery] }
+
+}
+
+/// The webhook delivery job, which closes the dispatcher's HTTP client when it ends.
+struct WebhookDeliveryService: Service {
+    let job: PeriodicService
+    let dispatcher: WebhookDispatcher
+
+    func run() async throws {
+        do {
+            try await job.run()
+        } catch {
+            try? await dispatcher.shutdown()
+            throw error
+        }
+        try await dispatcher.shutdown()
+    }
 }

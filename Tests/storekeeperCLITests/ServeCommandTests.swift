@@ -133,7 +133,7 @@ import Testing
         #expect(first.status == 0, "\(first.standardError)")
         #expect(
             first.standardOutput
-                == "sqlite://\(workspace.databasePath): schema version 0 -> 7 (applied 1, 2, 3, 4, 5, 6, 7)\n")
+                == "sqlite://\(workspace.databasePath): schema version 0 -> 9 (applied 1, 2, 3, 4, 5, 6, 7, 9)\n")
         let again = try CLI.run(["migrate", "--storage", "sqlite://\(workspace.databasePath)"])
         #expect(again.status == 0)
         #expect(again.standardOutput == "sqlite://\(workspace.databasePath): schema version 7 -> 7 (up to date)\n")

@@ -22,6 +22,8 @@ public struct StorekeeperConfiguration: Sendable {
     public var processing: ProcessingSettings
     /// The stores' API quotas this deployment keeps within (all instances together).
     public var quotas: QuotaSettings
+    /// Where events are delivered (none by default: the feed alone).
+    public var webhooks = WebhookSettings()
 
     public init(
         server: HTTPSettings = HTTPSettings(), environment: PurchaseEnvironment = .production, storageURL: String,

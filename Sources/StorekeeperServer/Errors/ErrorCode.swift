@@ -13,6 +13,10 @@ public enum ErrorCode: String, Sendable, Hashable, CaseIterable {
     case missingAPIKey = "missing-api-key"
     case invalidAPIKey = "invalid-api-key"
     case readOnlyAPIKey = "read-only-api-key"
+    /// An event-type filter names a type this server does not produce.
+    case unknownEventType = "unknown-event-type"
+    /// An event cursor (`after`) that no event has.
+    case unknownCursor = "unknown-cursor"
 
     // What the request or notification carries.
     /// A signed payload failed verification (forged, wrong chain, wrong app or environment).
@@ -35,6 +39,9 @@ public enum ErrorCode: String, Sendable, Hashable, CaseIterable {
 
     // State.
     case customerNotFound = "customer-not-found"
+    /// No webhook endpoint of that name is configured.
+    case webhookNotFound = "webhook-not-found"
+    case eventNotFound = "event-not-found"
     case purchaseNotFound = "purchase-not-found"
     /// The purchase was stored before apps were recorded and its app is not known yet.
     case purchaseAppUnknown = "purchase-app-unknown"
@@ -58,11 +65,11 @@ public enum ErrorCode: String, Sendable, Hashable, CaseIterable {
     public var status: HTTPResponse.Status {
         switch self {
         case .malformedBody, .malformedSubmission, .invalidCustomerID, .invalidAmount, .invalidIdempotencyKey,
-            .invalidQuery, .invalidSignedData, .malformedPayload:
+            .invalidQuery, .invalidSignedData, .malformedPayload, .unknownEventType, .unknownCursor:
             .badRequest
         case .missingAPIKey, .invalidAPIKey, .invalidPushToken: .unauthorized
         case .readOnlyAPIKey: .forbidden
-        case .customerNotFound, .purchaseNotFound: .notFound
+        case .customerNotFound, .purchaseNotFound, .webhookNotFound, .eventNotFound: .notFound
         case .ownershipConflict, .insufficientBalance, .idempotencyKeyReused: .conflict
         case .unknownApp, .appRequired, .environmentNotAccepted, .sandboxPurchaseInProduction, .transactionUpgraded,
             .purchaseAppUnknown, .notConfigured:

@@ -1,4 +1,5 @@
 public import Foundation
+public import StoreCore
 public import Storekeeper
 public import StorekeeperStorage
 
@@ -12,15 +13,19 @@ public enum AccountHint {
 }
 
 /// Applies store facts to storage, inside the caller's transaction: the one place where purchases,
-/// their history, their billing events, customer links and consumable credits change.
+/// their history, their billing events, customer links and consumable credits change, and so the
+/// place where the events describing those changes are written, in the same transaction.
 public struct PurchaseRecorder: Sendable {
     public let catalog: Catalog
     /// Which environments' purchases grant access (and credit balances) in this deployment.
     public let access: EnvironmentAccess
+    /// Writes the events of each change (the outbox).
+    public let events: EventWriter
 
-    public init(catalog: Catalog, access: EnvironmentAccess) {
+    public init(catalog: Catalog, access: EnvironmentAccess, clock: any WallClock = SystemWallClock()) {
         self.catalog = catalog
         self.access = access
+        events = EventWriter(catalog: catalog, access: access, clock: clock)
     }
 
     /// Records one observation: a purchase's state (superseding the older purchases it names) or
@@ -30,15 +35,20 @@ public struct PurchaseRecorder: Sendable {
     public func record(
         _ observation: PurchaseObservation, cause: ChangeCause, in transaction: any StorageTransaction
     ) async throws -> Outcome? {
+        var changes = ChangeSet()
+        let outcome: Outcome?
         switch observation {
         case .purchase(let fact, let olderChain):
-            let outcome = try await record(fact, cause: cause, in: transaction)
-            for older in olderChain { _ = try await supersede(older, by: fact, cause: cause, in: transaction) }
-            return outcome
+            outcome = try await record(fact, cause: cause, in: transaction, changes: &changes)
+            for older in olderChain {
+                _ = try await supersede(older, by: fact, cause: cause, in: transaction, changes: &changes)
+            }
         case .billingEvent(let event, let key):
-            try await record(event, of: key, in: transaction)
-            return nil
+            try await record(event, of: key, in: transaction, changes: &changes)
+            outcome = nil
         }
+        try await events.write(changes, in: transaction)
+        return outcome
     }
 
     /// Records what settling a purchase with its store changed.
@@ -67,6 +77,15 @@ public struct PurchaseRecorder: Sendable {
     public func record(
         _ fact: PurchaseFact, cause: ChangeCause, in transaction: any StorageTransaction
     ) async throws -> Outcome {
+        var changes = ChangeSet()
+        let outcome = try await record(fact, cause: cause, in: transaction, changes: &changes)
+        try await events.write(changes, in: transaction)
+        return outcome
+    }
+
+    func record(
+        _ fact: PurchaseFact, cause: ChangeCause, in transaction: any StorageTransaction, changes: inout ChangeSet
+    ) async throws -> Outcome {
         let existing = try await transaction.purchase(fact.key)
         var purchase: Purchase
         var applied = true
@@ -87,11 +106,13 @@ public struct PurchaseRecorder: Sendable {
             purchase.customerID = try await customer(forHint: hint, in: transaction)?.id
         }
         if let replaced = fact.replaces {
-            let previous = try await supersede(replaced, by: fact, cause: cause, in: transaction)
+            let previous = try await supersede(replaced, by: fact, cause: cause, in: transaction, changes: &changes)
             if purchase.customerID == nil { purchase.customerID = previous?.customerID }
         }
+        if applied { changes.factApplied(observedAt: fact.observedAt) }
         if existing != purchase {
             try await transaction.savePurchase(purchase)
+            changes.purchaseSaved(before: existing, after: purchase)
         }
         if applied && (existing?.state != purchase.state || existing?.expiresAt != purchase.expiresAt) {
             try await transaction.appendStateChange(
@@ -102,19 +123,23 @@ public struct PurchaseRecorder: Sendable {
             )
         }
         for reported in fact.transactions {
-            try await record(reported, of: fact.key, in: transaction)
+            try await record(reported, of: fact.key, in: transaction, changes: &changes)
         }
-        try await reconcileCredits(of: purchase, in: transaction, at: fact.observedAt)
+        try await reconcileCredits(of: purchase, in: transaction, at: fact.observedAt, changes: &changes)
         return Outcome(purchase: purchase, applied: applied)
     }
 
     /// Records one billing event of the purchase `key`: the newer word about it wins.
-    public func record(
-        _ reported: TransactionFact, of key: PurchaseKey, in transaction: any StorageTransaction
+    func record(
+        _ reported: TransactionFact, of key: PurchaseKey, in transaction: any StorageTransaction,
+        changes: inout ChangeSet
     ) async throws {
         let stored = try await transaction.transaction(store: key.store, id: reported.id)
         let merged = stored?.merging(reported) ?? TransactionRecord(purchaseKey: key, fact: reported)
-        if merged != stored { try await transaction.saveTransaction(merged) }
+        if merged != stored {
+            try await transaction.saveTransaction(merged)
+            changes.transactionSaved(before: stored, after: merged)
+        }
     }
 
     /// Links `purchase` to `customer` (a submission, or a transfer the policy allowed) and posts
@@ -123,11 +148,27 @@ public struct PurchaseRecorder: Sendable {
         _ purchase: Purchase, to customer: CustomerID, transfer: OwnershipTransfer? = nil,
         in transaction: any StorageTransaction, at now: Date
     ) async throws -> Purchase {
+        var changes = ChangeSet()
+        let linked = try await link(purchase, to: customer, transfer: transfer, in: transaction, at: now, changes: &changes)
+        try await events.write(changes, in: transaction)
+        return linked
+    }
+
+    func link(
+        _ purchase: Purchase, to customer: CustomerID, transfer: OwnershipTransfer?,
+        in transaction: any StorageTransaction, at now: Date, changes: inout ChangeSet
+    ) async throws -> Purchase {
         var linked = purchase
         linked.customerID = customer
-        if linked != purchase { try await transaction.savePurchase(linked) }
-        if let transfer { try await transaction.appendTransfer(transfer) }
-        try await reconcileCredits(of: linked, in: transaction, at: now)
+        if linked != purchase {
+            try await transaction.savePurchase(linked)
+            changes.purchaseSaved(before: purchase, after: linked)
+        }
+        if let transfer {
+            try await transaction.appendTransfer(transfer)
+            changes.transferred(transfer)
+        }
+        try await reconcileCredits(of: linked, in: transaction, at: now, changes: &changes)
         return linked
     }
 
@@ -137,9 +178,11 @@ public struct PurchaseRecorder: Sendable {
         async throws
     {
         guard let hint = AccountHint.normalized(customer.appAccountToken.uuidString) else { return }
+        var changes = ChangeSet()
         for purchase in try await transaction.unlinkedPurchases(accountHint: hint) {
-            _ = try await link(purchase, to: customer.id, in: transaction, at: now)
+            _ = try await link(purchase, to: customer.id, transfer: nil, in: transaction, at: now, changes: &changes)
         }
+        try await events.write(changes, in: transaction)
     }
 
     func customer(forHint hint: String, in transaction: any StorageTransaction) async throws -> Customer? {
@@ -149,8 +192,9 @@ public struct PurchaseRecorder: Sendable {
 
     /// Marks the purchase `key` replaced by the one `fact` describes. If it isn't known yet, a
     /// superseded placeholder is stored so that its own facts, whenever they come, can't revive it.
-    public func supersede(
-        _ key: PurchaseKey, by fact: PurchaseFact, cause: ChangeCause, in transaction: any StorageTransaction
+    func supersede(
+        _ key: PurchaseKey, by fact: PurchaseFact, cause: ChangeCause, in transaction: any StorageTransaction,
+        changes: inout ChangeSet
     ) async throws -> Purchase? {
         let previous = try await transaction.purchase(key)
         let base =
@@ -162,6 +206,7 @@ public struct PurchaseRecorder: Sendable {
         let superseded = base.superseding(at: fact.observedAt)
         guard previous != superseded else { return previous }
         try await transaction.savePurchase(superseded)
+        changes.purchaseSaved(before: previous, after: superseded)
         if previous?.state != .superseded {
             try await transaction.appendStateChange(
                 StateChange(
@@ -178,7 +223,9 @@ public struct PurchaseRecorder: Sendable {
     /// Posts, for each billing event of a consumable, the difference between what it should have
     /// credited (after refunds and reversals) and what the ledger already holds for it.
     /// A sandbox purchase that may not grant access here credits nothing.
-    func reconcileCredits(of purchase: Purchase, in transaction: any StorageTransaction, at now: Date) async throws {
+    func reconcileCredits(
+        of purchase: Purchase, in transaction: any StorageTransaction, at now: Date, changes: inout ChangeSet
+    ) async throws {
         // Only a consumable's billing events credit anything: a subscription's need no reading.
         let consumable =
             purchase.kind == .consumable
@@ -192,7 +239,7 @@ public struct PurchaseRecorder: Sendable {
             let posted = try await transaction.ledgerPosted(customer: customer, transactionID: record.fact.id)
             guard owed != posted.total else { continue }
             let millis = Int64((record.fact.observedAt.timeIntervalSince1970 * 1000).rounded())
-            _ = try await transaction.appendLedgerEntry(
+            let entry = try await transaction.appendLedgerEntry(
                 LedgerEntry(
                     customerID: customer, balance: balance, amount: owed - posted.total,
                     // A purchase credit only the first time: after a full refund the total is 0
@@ -202,6 +249,10 @@ public struct PurchaseRecorder: Sendable {
                     transactionID: record.fact.id, createdAt: now
                 )
             )
+            // An entry with this key already posted comes back as it was: not a change.
+            if entry.amount == owed - posted.total, abs(entry.createdAt.timeIntervalSince(now)) < 0.001 {
+                changes.ledgerAppended(entry)
+            }
         }
     }
 }

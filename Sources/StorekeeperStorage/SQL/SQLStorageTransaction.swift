@@ -27,7 +27,7 @@ struct SQLStorageTransaction: StorageTransaction {
         }
     }
 
-    private func run(_ query: SQLQueryString) async throws {
+    func run(_ query: SQLQueryString) async throws {
         do {
             try await database.raw(query).run()
         } catch {
@@ -35,7 +35,7 @@ struct SQLStorageTransaction: StorageTransaction {
         }
     }
 
-    private func rows(_ query: SQLQueryString) async throws -> [any SQLRow] {
+    func rows(_ query: SQLQueryString) async throws -> [any SQLRow] {
         do {
             return try await database.raw(query).all()
         } catch {
@@ -43,7 +43,7 @@ struct SQLStorageTransaction: StorageTransaction {
         }
     }
 
-    private func row(_ query: SQLQueryString) async throws -> (any SQLRow)? {
+    func row(_ query: SQLQueryString) async throws -> (any SQLRow)? {
         try await rows(query).first
     }
 
@@ -123,7 +123,7 @@ struct SQLStorageTransaction: StorageTransaction {
 
     /// A transaction-level lock on `name` (PostgreSQL: an advisory lock, released at commit or
     /// rollback); nothing on SQLite, whose transactions run one at a time.
-    private func lock(_ name: String) async throws {
+    func lock(_ name: String) async throws {
         guard flavor == .postgresql else { return }
         try await run("SELECT pg_advisory_xact_lock(hashtextextended(\(bind: name), 0))")
     }
