@@ -205,7 +205,8 @@ extension ChangeSet {
                 if !refunded { drafts.append(draft(.purchaseRevoked)) }
             default: break
             }
-        } else if after.kind == .subscription, [.active, .canceled].contains(after.state), Self.periodMoved(before, after)
+        } else if after.kind == .subscription, [.active, .canceled].contains(after.state),
+            Self.periodMoved(before, after)
         {
             drafts.append(draft(.subscriptionRenewed))
         }

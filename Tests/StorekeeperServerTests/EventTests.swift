@@ -122,8 +122,11 @@ import Testing
                 #expect(delivered.count == feed.count)
                 #expect(delivered.map(\.eventID) == feed.map { $0.1["id"] as? String ?? "" })
                 for delivery in delivered {
-                    #expect(WebhookReceiver.signatureMatches(delivery.signature, body: delivery.body, secret: Self.secret))
-                    #expect(!WebhookReceiver.signatureMatches(delivery.signature, body: delivery.body + Data(" ".utf8), secret: Self.secret))
+                    #expect(
+                        WebhookReceiver.signatureMatches(delivery.signature, body: delivery.body, secret: Self.secret))
+                    #expect(
+                        !WebhookReceiver.signatureMatches(
+                            delivery.signature, body: delivery.body + Data(" ".utf8), secret: Self.secret))
                     let event = try Self.decode(delivery.body)
                     #expect(event["type"] as? String == delivery.type)
                 }
@@ -133,7 +136,8 @@ import Testing
 
                 // Filters: by type, by customer.
                 let refunds = try await Self.feed(h, "&type=purchase.refunded,purchase.refund_reversed")
-                #expect(refunds.map { $0.1["type"] as? String ?? "" } == ["purchase.refunded", "purchase.refund_reversed"])
+                #expect(
+                    refunds.map { $0.1["type"] as? String ?? "" } == ["purchase.refunded", "purchase.refund_reversed"])
                 #expect(try await Self.feed(h, "&customer=nobody").isEmpty)
                 #expect(try await Self.feed(h, "&customer=alice").count == feed.count)
             }
@@ -153,6 +157,8 @@ import Testing
                     options: PlayPurchaseOptions(obfuscatedExternalAccountId: account.uuidString)
                 ).purchaseToken
                 try await h.settle()
+                try await h.advance(days: 4)
+                try await h.advance(days: 28)  // renewed
                 try play.failBilling(token)
                 try await h.advance(days: 29)  // grace
                 try await h.advance(days: 3)  // on hold
@@ -263,7 +269,9 @@ import Testing
                 for (index, delay) in Self.schedule.enumerated() {
                     // A second early: not due.
                     try await h.advance(days: (delay - 1) / 86_400)
-                    #expect(try await h.application.webhooks.run().failed + (try await h.application.webhooks.run().deadLettered) == 0)
+                    #expect(
+                        try await h.application.webhooks.run().failed
+                            + (try await h.application.webhooks.run().deadLettered) == 0)
                     try await h.advance(days: 1.0 / 86_400)
                     if index == 1 { receiver.answer(.slow(.seconds(2))) }  // attempt 3 times out
                     if index == 2 { receiver.answer(.status(500)) }
@@ -331,14 +339,19 @@ import Testing
                 #expect(!delivered.isEmpty)
                 for delivery in delivered {
                     #expect(delivery.signature.components(separatedBy: "v1=").count == 3)
-                    #expect(WebhookReceiver.signatureMatches(delivery.signature, body: delivery.body, secret: Self.secret))
                     #expect(
-                        WebhookReceiver.signatureMatches(delivery.signature, body: delivery.body, secret: Self.previousSecret))
-                    #expect(!WebhookReceiver.signatureMatches(delivery.signature, body: delivery.body, secret: "other-secret-0123456789"))
+                        WebhookReceiver.signatureMatches(delivery.signature, body: delivery.body, secret: Self.secret))
+                    #expect(
+                        WebhookReceiver.signatureMatches(
+                            delivery.signature, body: delivery.body, secret: Self.previousSecret))
+                    #expect(
+                        !WebhookReceiver.signatureMatches(
+                            delivery.signature, body: delivery.body, secret: "other-secret-0123456789"))
                     // The library's own verifier agrees, within the tolerance only.
                     let now = h.simulator.clock.now()
                     #expect(throws: Never.self) {
-                        try WebhookSignature.verify(header: delivery.signature, body: delivery.body, secret: Self.previousSecret, now: now)
+                        try WebhookSignature.verify(
+                            header: delivery.signature, body: delivery.body, secret: Self.previousSecret, now: now)
                     }
                     #expect(throws: WebhookSignature.Failure.outsideTolerance) {
                         try WebhookSignature.verify(

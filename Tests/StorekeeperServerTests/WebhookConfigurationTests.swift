@@ -15,7 +15,8 @@ import Testing
         defer { folder.remove() }
         return try await ConfigurationLoader.load(
             path: try folder.write(configuration(webhooks: webhooks)),
-            environment: environment.merging(["API_KEYS_APP_SECRET": "read-only-secret-0123456789"]) { mine, _ in mine })
+            environment: environment.merging(["API_KEYS_APP_SECRET": "read-only-secret-0123456789"]) { mine, _ in mine }
+        )
     }
 
     static func problems(_ webhooks: String) async throws -> [String] {

@@ -68,7 +68,7 @@ import Testing
         // The database was migrated at start and kept what was written.
         let migrate = try CLI.run(["migrate", "--storage", workspace.databasePath])
         #expect(migrate.status == 0)
-        #expect(migrate.standardOutput == "sqlite://\(workspace.databasePath): schema version 7 -> 7 (up to date)\n")
+        #expect(migrate.standardOutput == "sqlite://\(workspace.databasePath): schema version 9 -> 9 (up to date)\n")
     }
 
     @Test func servesWithTheBuiltInSimulator() async throws {
@@ -136,7 +136,7 @@ import Testing
                 == "sqlite://\(workspace.databasePath): schema version 0 -> 9 (applied 1, 2, 3, 4, 5, 6, 7, 9)\n")
         let again = try CLI.run(["migrate", "--storage", "sqlite://\(workspace.databasePath)"])
         #expect(again.status == 0)
-        #expect(again.standardOutput == "sqlite://\(workspace.databasePath): schema version 7 -> 7 (up to date)\n")
+        #expect(again.standardOutput == "sqlite://\(workspace.databasePath): schema version 9 -> 9 (up to date)\n")
     }
 
     @Test func migrateRefusesABadStorageStringWithExitStatus2() throws {

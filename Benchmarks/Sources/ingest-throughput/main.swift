@@ -53,7 +53,8 @@ struct Arguments {
             case "--webhooks": webhooks = true
             default:
                 throw BenchmarkError(
-                    "usage: ingest-throughput [sqlite|postgres] [--instances N] [--count C] [--concurrency K] [--webhooks]")
+                    "usage: ingest-throughput [sqlite|postgres] [--instances N] [--count C] [--concurrency K] [--webhooks]"
+                )
             }
         }
         if storage == "sqlite" && instances > 1 {

@@ -159,7 +159,9 @@ struct Parse {
         }
         guard let endpoints = section?["endpoints"] else { return settings }
         guard let named = endpoints as? [String: Any] else {
-            problem("webhooks.endpoints", "must be an object mapping endpoint names to {url, secrets, events, environments}")
+            problem(
+                "webhooks.endpoints", "must be an object mapping endpoint names to {url, secrets, events, environments}"
+            )
             return settings
         }
         for name in named.keys.sorted() {
@@ -189,7 +191,9 @@ struct Parse {
         if let raw = entry["events"] {
             if let names = raw as? [String] {
                 for type in names.map({ EventType($0) }) {
-                    if type.isKnown { types.insert(type) } else {
+                    if type.isKnown {
+                        types.insert(type)
+                    } else {
                         problem("\(path).events", WebhookEndpoint.unknownTypeMessage(type))
                     }
                 }
@@ -201,8 +205,11 @@ struct Parse {
         if let raw = entry["environments"] {
             if let names = raw as? [String] {
                 for name in names {
-                    if let environment = PurchaseEnvironment(rawValue: name) { environments.insert(environment) } else {
-                        problem("\(path).environments", "unknown environment '\(name)' (expected production or sandbox)")
+                    if let environment = PurchaseEnvironment(rawValue: name) {
+                        environments.insert(environment)
+                    } else {
+                        problem(
+                            "\(path).environments", "unknown environment '\(name)' (expected production or sandbox)")
                     }
                 }
             } else {
@@ -211,7 +218,9 @@ struct Parse {
         }
         var rawSecrets: [String] = []
         if let raw = entry["secrets"] {
-            if let list = raw as? [String] { rawSecrets = list } else {
+            if let list = raw as? [String] {
+                rawSecrets = list
+            } else {
                 problem("\(path).secrets", "must be a list of one or two secrets")
             }
         } else if let single = reader.string(forKey: ConfigKey("\(path).secret"), isSecret: true) {

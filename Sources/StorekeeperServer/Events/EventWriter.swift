@@ -64,7 +64,8 @@ public struct EventWriter: Sendable {
         let draft = EventDraft(
             type: .balanceChanged, customerID: entry.customerID, purchase: nil,
             details: EventDetails(
-                balance: entry.balance, amount: entry.amount, balanceAfter: balanceAfter, reason: entry.reason.rawValue))
+                balance: entry.balance, amount: entry.amount, balanceAfter: balanceAfter, reason: entry.reason.rawValue)
+        )
         try await append([draft], entitlements: [entry.customerID: entitlements], at: now, in: transaction)
     }
 

@@ -3,10 +3,10 @@ public import Foundation
 public import Logging
 import NIOCore
 import NIOHTTP1
-import Synchronization
 public import StoreCore
 public import Storekeeper
 public import StorekeeperStorage
+import Synchronization
 
 /// Delivers events to the configured webhook endpoints (docs/events.md, "Delivery"): at least once,
 /// each event with its id; a customer's events in order (a later one waits until the earlier one is
@@ -36,7 +36,8 @@ public final class WebhookDispatcher: Sendable {
         self.init(settings: settings, storage: storage, clock: clock, logger: logger, metrics: nil)
     }
 
-    init(settings: WebhookSettings, storage: any Storage, clock: any WallClock, logger: Logger, metrics: ServerMetrics?) {
+    init(settings: WebhookSettings, storage: any Storage, clock: any WallClock, logger: Logger, metrics: ServerMetrics?)
+    {
         self.settings = settings
         self.storage = storage
         self.clock = clock
@@ -184,7 +185,8 @@ public final class WebhookDispatcher: Sendable {
             // The answer's body means nothing; read (a bounded amount of) it so the connection is reusable.
             for try await _ in response.body {}
             if !(200..<300).contains(Int(response.status.code)) {
-                failure = (300..<400).contains(Int(response.status.code))
+                failure =
+                    (300..<400).contains(Int(response.status.code))
                     ? "HTTP \(response.status.code): redirects are not followed" : "HTTP \(response.status.code)"
             }
         } catch {

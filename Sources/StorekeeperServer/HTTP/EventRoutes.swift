@@ -124,7 +124,9 @@ struct EventRoutes {
             let limit = try Self.limit(request.uri.queryParameters.get("limit"))
             var eventID: UUID?
             if let raw = request.uri.queryParameters.get("event") {
-                guard let id = UUID(uuidString: raw) else { throw ServerError(.invalidQuery, "event must be an event id") }
+                guard let id = UUID(uuidString: raw) else {
+                    throw ServerError(.invalidQuery, "event must be an event id")
+                }
                 eventID = id
             }
             let filter = eventID

@@ -149,7 +149,8 @@ public struct PurchaseRecorder: Sendable {
         in transaction: any StorageTransaction, at now: Date
     ) async throws -> Purchase {
         var changes = ChangeSet()
-        let linked = try await link(purchase, to: customer, transfer: transfer, in: transaction, at: now, changes: &changes)
+        let linked = try await link(
+            purchase, to: customer, transfer: transfer, in: transaction, at: now, changes: &changes)
         try await events.write(changes, in: transaction)
         return linked
     }
