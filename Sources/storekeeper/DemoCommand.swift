@@ -4,6 +4,7 @@ import Logging
 import Storekeeper
 import StorekeeperDemo
 import StorekeeperServer
+import Synchronization
 
 /// `storekeeper demo`: the server on SQLite in a temporary directory with the built-in store
 /// simulator for both stores, telling a scripted subscription story per store on accelerated
@@ -48,14 +49,27 @@ struct DemoCommand: AsyncParsableCommand {
         let options = SimulatedDeployment.Options(
             policies: Policies(ownershipConflict: policy), appStoreGracePeriodDays: 3, directory: directory,
             logger: logger)
-        try await SimulatedDeployment.withRunning(options) { deployment in
-            let endpoints = deployment.simulator.endpoints
-            Self.write("Storekeeper demo")
-            Self.write("  server     \(deployment.baseURL) (SQLite: \(directory.path)/storekeeper.sqlite)")
-            Self.write("  simulator  \(endpoints?.baseURL ?? "?") (App Store and Google Play, simulated clock)")
-            Self.write("  policy     ownership conflicts: \(policy.rawValue)")
-            let story = DemoStory(deployment: deployment) { Self.write(Self.format($0)) }
-            try await story.run()
+        // The app's backend: a webhook receiver checking signatures against the simulated clock,
+        // which the deployment creates below.
+        let clock = Mutex<(@Sendable () -> Date)?>(nil)
+        try await DemoWebhookReceiver.withRunning(
+            now: { clock.withLock { $0 }?() ?? Date() }, logger: logger
+        ) { receiver, url in
+            var options = options
+            options.customize = { simulator, configuration in
+                clock.withLock { $0 = { simulator.clock.now() } }
+                configuration.webhooks = try DemoWebhookReceiver.settings(url: url)
+            }
+            try await SimulatedDeployment.withRunning(options) { deployment in
+                let endpoints = deployment.simulator.endpoints
+                Self.write("Storekeeper demo")
+                Self.write("  server     \(deployment.baseURL) (SQLite: \(directory.path)/storekeeper.sqlite)")
+                Self.write("  simulator  \(endpoints?.baseURL ?? "?") (App Store and Google Play, simulated clock)")
+                Self.write("  policy     ownership conflicts: \(policy.rawValue)")
+                Self.write("  webhooks   \(url.absoluteString) (the app backend's receiver: ⇢ lines)")
+                let story = DemoStory(deployment: deployment, webhooks: receiver) { Self.write(Self.format($0)) }
+                try await story.run()
+            }
         }
         Self.write("")
         Self.write(keep ? "Kept \(directory.path)" : "Done; the temporary directory is removed.")
@@ -83,6 +97,8 @@ struct DemoCommand: AsyncParsableCommand {
             return "            ✗ refused: \(text)"
         case .catchUp(let text):
             return "            ↻ caught up: \(text)"
+        case .webhook(let type, let valid):
+            return "            ⇢ webhook \(type) delivered (signature \(valid ? "ok" : "INVALID"))"
         case .customer(let id, let view):
             var parts = view.entitlements.sorted { $0.name < $1.name }.map { entitlement in
                 let mark = entitlement.active ? "✓" : "✗"

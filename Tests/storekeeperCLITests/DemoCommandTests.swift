@@ -13,9 +13,15 @@ import Testing
             "✗ refused: 409 ownership-conflict", "← App Store: EXPIRED VOLUNTARY",
             "== Google Play — customer gina", "← Google Play: SUBSCRIPTION_IN_GRACE_PERIOD",
             "← Google Play: VOIDED_PURCHASE", "balance: coins 20", "Done; the temporary directory is removed.",
+            // The app backend's receiver beside the story, each signature checked there.
+            "⇢ webhook purchase.started delivered (signature ok)",
+            "⇢ webhook subscription.grace_period delivered (signature ok)",
+            "⇢ webhook subscription.expired delivered (signature ok)",
+            "⇢ webhook purchase.refunded delivered (signature ok)",
         ] {
             #expect(output.contains(expected), "missing: \(expected)")
         }
+        #expect(!output.contains("signature INVALID"))
     }
 
     @Test func refusesAnUnknownPolicy() throws {
