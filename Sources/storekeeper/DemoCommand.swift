@@ -52,9 +52,8 @@ struct DemoCommand: AsyncParsableCommand {
         // The app's backend: a webhook receiver checking signatures against the simulated clock,
         // which the deployment creates below.
         let clock = Mutex<(@Sendable () -> Date)?>(nil)
-        try await DemoWebhookReceiver.withRunning(
-            now: { clock.withLock { $0 }?() ?? Date() }, logger: logger
-        ) { receiver, url in
+        let simulatedNow: @Sendable () -> Date = { clock.withLock { $0 }?() ?? Date() }
+        try await DemoWebhookReceiver.withRunning(now: simulatedNow, logger: logger) { receiver, url in
             var options = options
             options.customize = { simulator, configuration in
                 clock.withLock { $0 = { simulator.clock.now() } }
