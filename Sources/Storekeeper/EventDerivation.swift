@@ -107,12 +107,11 @@ extension ChangeSet {
                 before: change.before, after: change.after, replaced: replaced,
                 refunded: refundedPurchases.contains(key))
         }
-        for (before, after) in refunds {
+        for (_, after) in refunds {
             let purchase = purchases[after.purchaseKey]?.after
             let revoked = after.fact.revokedAt != nil
             var details = EventDetails(transactionID: after.fact.id)
             if revoked { details.refundedShare = min(max(after.fact.refundedFraction, 0), 1) }
-            _ = before
             drafts.append(
                 EventDraft(
                     type: revoked ? .purchaseRefunded : .purchaseRefundReversed, customerID: purchase?.customerID,
