@@ -182,7 +182,8 @@ public final class StorekeeperApplication: Sendable {
     }
 
     /// The background work: processing stored notifications, retrying Google Play
-    /// acknowledgements that failed, and catching up on missed notifications.
+    /// acknowledgements that failed, catching up on missed notifications, and delivering events to
+    /// the configured webhook endpoints.
     public var backgroundServices: [any Service] { [worker, sweeper, catchUp, webhookDelivery] }
 
 }
