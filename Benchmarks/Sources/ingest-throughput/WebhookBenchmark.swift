@@ -11,10 +11,15 @@ struct WebhookBenchmark {
     let storageName: String
     let count: Int
     let concurrency: Int
+    /// Purchases are spread over this many customers: one customer's events are delivered one
+    /// after another (per-customer order), different customers' concurrently.
     static let customers = 64
 
     func run() async throws {
-        let baseline = try await SimulatedDeployment.withRunning(options) { deployment in
+        // Each deployment on its own database (the same seed makes the same store ids).
+        var baselineOptions = options
+        baselineOptions.directory = options.directory.appendingPathComponent("baseline")
+        let baseline = try await SimulatedDeployment.withRunning(baselineOptions) { deployment in
             try await IngestRun(
                 deployment: deployment, instanceURLs: [deployment.baseURL], count: count, concurrency: concurrency,
                 customers: Self.customers
@@ -38,6 +43,7 @@ struct WebhookBenchmark {
             var ports = bound.makeAsyncIterator()
             let port = await ports.next() ?? 0
             var options = self.options
+            options.directory = self.options.directory.appendingPathComponent("webhooks")
             options.customize = { _, configuration in
                 configuration.webhooks = WebhookSettings(
                     endpoints: [
@@ -55,8 +61,11 @@ struct WebhookBenchmark {
                 ).run()
                 // Every event written is delivered: wait for the last.
                 while true {
+                    // Numbered here too, so that `events` counts every event written, not only those
+                    // the delivery job has numbered so far.
                     let (events, pending) = try await deployment.storage.transaction { tx in
-                        (try await tx.lastEventPosition(), try await tx.deliveryCounts(endpoint: "bench"))
+                        _ = try await tx.sequenceEvents(limit: 100_000)
+                        return (try await tx.lastEventPosition(), try await tx.deliveryCounts(endpoint: "bench"))
                     }
                     let done = pending[.delivered] ?? 0
                     if events > 0, done >= events, (pending[.pending] ?? 0) == 0 {

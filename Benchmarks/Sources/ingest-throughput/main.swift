@@ -57,6 +57,10 @@ struct Arguments {
                 )
             }
         }
+        if webhooks && (storage != "sqlite" || instances > 1) {
+            // Its two deployments need two fresh databases; on PostgreSQL both would use the one URL.
+            throw BenchmarkError("--webhooks runs on SQLite, one instance")
+        }
         if storage == "sqlite" && instances > 1 {
             throw BenchmarkError("several instances share a PostgreSQL database; use postgres")
         }
