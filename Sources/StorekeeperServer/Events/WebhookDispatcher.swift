@@ -75,15 +75,43 @@ public final class WebhookDispatcher: Sendable {
     @discardableResult
     public func run() async throws -> Round {
         var round = Round()
-        round.sequenced = try await sequence()
-        for endpoint in settings.endpoints {
-            round.queued += try await fanOut(to: endpoint)
+        // Few transactions per round: on SQLite each one takes turns with ingest on the one connection.
+        while true {
+            let (sequenced, queued, more) = try await enqueueNew()
+            round.sequenced += sequenced
+            round.queued += queued
+            if !more { break }
         }
         for endpoint in settings.endpoints {
             try await deliverDue(to: endpoint, round: &round)
-            await reportLag(of: endpoint)
         }
         return round
+    }
+
+    /// In one transaction: numbers committed events and queues, for each endpoint, those after its
+    /// cursor that it takes, moving the cursor past every event read (taken or not). Returns
+    /// whether more may be waiting.
+    func enqueueNew() async throws -> (sequenced: Int, queued: Int, more: Bool) {
+        let now = clock.now()
+        let endpoints = settings.endpoints
+        return try await storage.transaction { transaction in
+            let sequenced = try await transaction.sequenceEvents(limit: Self.sequenceBatch)
+            var queued = 0
+            var more = sequenced == Self.sequenceBatch
+            for endpoint in endpoints {
+                let name = Self.cursorName(endpoint.name)
+                let after = try await transaction.cursor(name).flatMap { Int($0) } ?? 0
+                let events = try await transaction.events(
+                    after: after, customer: nil, types: [], limit: Self.fanOutBatch)
+                guard let last = events.last?.position else { continue }
+                let taken = events.filter(endpoint.admits)
+                try await transaction.enqueueDeliveries(endpoint: endpoint.name, events: taken, now: now)
+                try await transaction.setCursor(name, to: String(last))
+                queued += taken.count
+                if events.count == Self.fanOutBatch { more = true }
+            }
+            return (sequenced, queued, more)
+        }
     }
 
     /// Gives positions to committed events (also run by the feed before it reads).
@@ -98,68 +126,59 @@ public final class WebhookDispatcher: Sendable {
 
     static func cursorName(_ endpoint: String) -> String { "webhook.\(endpoint)" }
 
-    /// Queues, for `endpoint`, the events after its cursor that it takes, moving the cursor past
-    /// every event read (taken or not) in the same transaction.
-    func fanOut(to endpoint: WebhookEndpoint) async throws -> Int {
-        let now = clock.now()
-        var total = 0
-        while true {
-            let (read, queued) = try await storage.transaction { transaction -> (Int, Int) in
-                let name = Self.cursorName(endpoint.name)
-                let after = try await transaction.cursor(name).flatMap { Int($0) } ?? 0
-                let events = try await transaction.events(
-                    after: after, customer: nil, types: [], limit: Self.fanOutBatch)
-                guard let last = events.last?.position else { return (0, 0) }
-                let taken = events.filter(endpoint.admits)
-                try await transaction.enqueueDeliveries(endpoint: endpoint.name, events: taken, now: now)
-                try await transaction.setCursor(name, to: String(last))
-                return (events.count, taken.count)
-            }
-            total += queued
-            if read < Self.fanOutBatch { return total }
-        }
-    }
-
+    /// Sends what is due to `endpoint`, a batch at a time, until nothing is due now: each batch's
+    /// outcomes are recorded in the transaction that reads the next batch (and, at the end, the lag).
     func deliverDue(to endpoint: WebhookEndpoint, round: inout Round) async throws {
+        var outcomes: [(DeliveryAttempt, EventDelivery)] = []
         while true {
             let now = clock.now()
             let limit = max(settings.concurrency, 1)
-            let due = try await storage.transaction {
-                try await $0.dueDeliveries(endpoint: endpoint.name, now: now, limit: limit)
+            let recorded = outcomes
+            let (due, oldestPending) = try await storage.transaction { transaction in
+                for (attempt, delivery) in recorded {
+                    try await transaction.recordDeliveryAttempt(attempt, delivery: delivery)
+                }
+                let due = try await transaction.dueDeliveries(endpoint: endpoint.name, now: now, limit: limit)
+                let oldest = due.isEmpty ? try await transaction.oldestPendingDelivery(endpoint: endpoint.name) : nil
+                return (due, oldest)
             }
-            if due.isEmpty { return }
-            let outcomes = await withTaskGroup(of: (DeliveryAttempt, EventDelivery).self) { group in
+            count(recorded, for: endpoint, in: &round)
+            if due.isEmpty {
+                metrics?.webhookLag(
+                    endpoint: endpoint.name, seconds: oldestPending.map { max(now.timeIntervalSince($0), 0) } ?? 0)
+                return
+            }
+            outcomes = await withTaskGroup(of: (DeliveryAttempt, EventDelivery).self) { group in
                 for delivery in due { group.addTask { await self.attempt(delivery, to: endpoint) } }
                 var outcomes: [(DeliveryAttempt, EventDelivery)] = []
                 for await outcome in group { outcomes.append(outcome) }
                 return outcomes
             }
-            try await storage.transaction { transaction in
-                for (attempt, delivery) in outcomes {
-                    try await transaction.recordDeliveryAttempt(attempt, delivery: delivery)
-                }
+        }
+    }
+
+    /// Counts recorded outcomes in the round and the metrics.
+    func count(_ outcomes: [(DeliveryAttempt, EventDelivery)], for endpoint: WebhookEndpoint, in round: inout Round) {
+        for (attempt, delivery) in outcomes {
+            let result: String
+            switch delivery.status {
+            case .delivered:
+                round.delivered += 1
+                result = "delivered"
+            case .dead:
+                round.deadLettered += 1
+                result = "dead"
+                logger.warning(
+                    "webhook delivery dead-lettered after its last retry",
+                    metadata: [
+                        "endpoint": "\(endpoint.name)", "event": "\(delivery.eventID)",
+                        "error": "\(attempt.error ?? attempt.statusCode.map { "HTTP \($0)" } ?? "")",
+                    ])
+            case .pending:
+                round.failed += 1
+                result = "failed"
             }
-            for (attempt, delivery) in outcomes {
-                let result: String
-                switch delivery.status {
-                case .delivered:
-                    round.delivered += 1
-                    result = "delivered"
-                case .dead:
-                    round.deadLettered += 1
-                    result = "dead"
-                    logger.warning(
-                        "webhook delivery dead-lettered after its last retry",
-                        metadata: [
-                            "endpoint": "\(endpoint.name)", "event": "\(delivery.eventID)",
-                            "error": "\(attempt.error ?? attempt.statusCode.map { "HTTP \($0)" } ?? "")",
-                        ])
-                case .pending:
-                    round.failed += 1
-                    result = "failed"
-                }
-                metrics?.webhookAttempt(endpoint: endpoint.name, result: result, latency: attempt.latencyMilliseconds)
-            }
+            metrics?.webhookAttempt(endpoint: endpoint.name, result: result, latency: attempt.latencyMilliseconds)
         }
     }
 
@@ -225,14 +244,6 @@ public final class WebhookDispatcher: Sendable {
             }
         }
         return "\(type(of: error)): \(error)"
-    }
-
-    func reportLag(of endpoint: WebhookEndpoint) async {
-        guard let metrics else { return }
-        let now = clock.now()
-        let oldest = try? await storage.transaction { try await $0.oldestPendingDelivery(endpoint: endpoint.name) }
-        let lag = (oldest ?? nil).map { max(now.timeIntervalSince($0), 0) } ?? 0
-        metrics.webhookLag(endpoint: endpoint.name, seconds: lag)
     }
 
     // MARK: Operations through the API
