@@ -15,6 +15,7 @@ let package = Package(
         // Already in Storekeeper's graph: customer-read seeds its databases through plain connections.
         .package(url: "https://github.com/vapor/sqlite-nio.git", from: "1.13.2"),
         .package(url: "https://github.com/vapor/postgres-nio.git", from: "1.33.2"),
+        .package(url: "https://github.com/hummingbird-project/hummingbird.git", from: "2.28.1"),
     ],
     targets: [
         // The signed transaction, verifier and raw ECDSA inputs both benchmarks measure.
@@ -49,6 +50,7 @@ let package = Package(
                 .product(name: "AppStoreServer", package: "storekeeper"),
                 .product(name: "StorekeeperStorage", package: "storekeeper"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "Hummingbird", package: "hummingbird"),
             ]
         ),
         // GET /v1/customers/{id} at a fixed open-loop rate on 1,000,000 and 10,000 seeded customers,

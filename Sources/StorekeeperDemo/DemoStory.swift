@@ -27,6 +27,9 @@ public struct DemoStory: Sendable {
         case catchUp(String)
         /// What the server answered a store's refund consumption request with.
         case consumptionAnswer(String)
+        /// An event the server delivered to the demo's webhook receiver, and whether its signature
+        /// verified there.
+        case webhook(type: String, signatureValid: Bool)
     }
 
     public let deployment: SimulatedDeployment
@@ -37,13 +40,18 @@ public struct DemoStory: Sendable {
     public let appStoreEnvironment: Environment?
     /// Whether the Google Play purchases are license testers' test purchases.
     public let googleTestPurchases: Bool
+    /// The app backend's webhook receiver, if the deployment delivers events to it: after each
+    /// step the story delivers what is due and reports what arrived.
+    public let webhooks: DemoWebhookReceiver?
     let api: CustomerAPI
     let report: @Sendable (Line) -> Void
 
     public init(
         deployment: SimulatedDeployment, app: SimulatedDeployment.App = .main, appStoreEnvironment: Environment? = nil,
-        googleTestPurchases: Bool = false, report: @escaping @Sendable (Line) -> Void
+        googleTestPurchases: Bool = false, webhooks: DemoWebhookReceiver? = nil,
+        report: @escaping @Sendable (Line) -> Void
     ) {
+        self.webhooks = webhooks
         self.deployment = deployment
         self.app = app
         self.appStoreEnvironment = appStoreEnvironment
@@ -264,8 +272,19 @@ public struct DemoStory: Sendable {
         // would be indistinguishable by time.
         try await deployment.advance(days: days + 1.0 / 24)
         reportStoreEvents(store, since: &seen)
+        try await reportWebhooks()
         report(.customer(id: customer, try await api.customer(customer)))
         return result
+    }
+
+    /// Delivers the events due to the demo's receiver and reports each one it received.
+    func reportWebhooks() async throws {
+        guard let webhooks else { return }
+        let before = webhooks.deliveries.count
+        try await deployment.application.webhooks.run()
+        for delivery in webhooks.deliveries.dropFirst(before) {
+            report(.webhook(type: delivery.type, signatureValid: delivery.signatureValid))
+        }
     }
 
     /// The server's catch-up for missed notifications runs (hourly in a real deployment; now, here)
@@ -286,6 +305,7 @@ public struct DemoStory: Sendable {
             counted(found[.refreshed], "overdue subscription", "overdue subscriptions", "asked of its store"),
         ].compactMap { $0 }
         report(.catchUp(parts.isEmpty ? "nothing missed" : parts.joined(separator: "; ")))
+        try await reportWebhooks()
         report(.customer(id: customer, try await api.customer(customer)))
     }
 

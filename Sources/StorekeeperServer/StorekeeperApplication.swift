@@ -31,6 +31,10 @@ public final class StorekeeperApplication: Sendable {
     /// Answers refund consumption requests (run by ``backgroundServices``; callable directly, e.g.
     /// by tests and the demo on a simulated clock).
     public let refundAnswers: RefundRequestAnswerer
+    let webhookDelivery: WebhookDeliveryService
+    /// Delivers events to the configured webhook endpoints (run by ``backgroundServices``;
+    /// ``WebhookDispatcher/run()`` is callable directly, e.g. by tests on a simulated clock).
+    public let webhooks: WebhookDispatcher
     /// Catches up on what the stores failed to deliver (run by ``backgroundServices``; callable
     /// directly, e.g. by tests on a simulated clock).
     public let recovery: MissedNotificationRecovery
@@ -71,7 +75,7 @@ public final class StorekeeperApplication: Sendable {
                 catalog: catalog, storage: storage, clock: clock, logger: logger),
         ])
         self.stores = stores
-        let recorder = PurchaseRecorder(catalog: catalog, access: configuration.access)
+        let recorder = PurchaseRecorder(catalog: catalog, access: configuration.access, clock: clock)
         appTransactions = AppTransactionService(
             storage: storage, apps: appStoreApps, recorder: recorder, policies: configuration.policies, clock: clock)
         let settler = PurchaseSettler(stores: stores, storage: storage, recorder: recorder, logger: logger)
@@ -109,7 +113,8 @@ public final class StorekeeperApplication: Sendable {
         }
         let refundAnswers = RefundRequestAnswerer(
             storage: storage, stores: stores, catalog: catalog, access: configuration.access,
-            policies: refundPolicies, settings: configuration.processing.refundAnswers, clock: clock, logger: logger,
+            policies: refundPolicies, settings: configuration.processing.refundAnswers, events: recorder.events,
+            clock: clock, logger: logger,
             onSettled: { metrics.refundRequestSettled($0) })
         self.refundAnswers = refundAnswers
         let refundInterval = configuration.processing.refundAnswers.interval
@@ -125,6 +130,17 @@ public final class StorekeeperApplication: Sendable {
                 settings: configuration.console, storage: storage, customers: customers, stores: stores,
                 recorder: recorder, clock: clock, logger: logger, wake: { worker.wake() })
             : nil
+        let webhooks = WebhookDispatcher(
+            settings: configuration.webhooks, storage: storage, clock: clock, logger: logger, metrics: metrics)
+        self.webhooks = webhooks
+        let deliveryInterval = configuration.webhooks.pollInterval
+        let deliveryJob = PeriodicService(
+            "webhook delivery", every: deliveryInterval, enabled: !configuration.webhooks.endpoints.isEmpty,
+            lease: lease("webhook-delivery", every: deliveryInterval), logger: logger
+        ) {
+            try await webhooks.run()
+        }
+        webhookDelivery = WebhookDeliveryService(job: deliveryJob, dispatcher: webhooks)
         let recovery = MissedNotificationRecovery(inbox: inbox, settings: configuration.processing.catchUp)
         self.recovery = recovery
         // What the catch-up stores it processes itself; the worker's poll retries any failure.
@@ -189,6 +205,7 @@ public final class StorekeeperApplication: Sendable {
         AppTransactionRoutes(service: appTransactions).register(on: authenticated)
         InboxRoutes(storage: storage).register(on: authenticated)
         console?.register(on: router)
+        EventRoutes(storage: storage, dispatcher: webhooks).register(on: authenticated)
         return router
     }
 
@@ -208,7 +225,24 @@ public final class StorekeeperApplication: Sendable {
     }
 
     /// The background work: processing stored notifications, retrying Google Play
-    /// acknowledgements that failed, catching up on missed notifications, and answering refund
-    /// consumption requests.
-    public var backgroundServices: [any Service] { [worker, sweeper, catchUp, refundAnswering] }
+    /// acknowledgements that failed, catching up on missed notifications, answering refund
+    /// consumption requests, and delivering events to the configured webhook endpoints.
+    public var backgroundServices: [any Service] { [worker, sweeper, catchUp, refundAnswering, webhookDelivery] }
+
+}
+
+/// The webhook delivery job, which closes the dispatcher's HTTP client when it ends.
+struct WebhookDeliveryService: Service {
+    let job: PeriodicService
+    let dispatcher: WebhookDispatcher
+
+    func run() async throws {
+        do {
+            try await job.run()
+        } catch {
+            try? await dispatcher.shutdown()
+            throw error
+        }
+        try await dispatcher.shutdown()
+    }
 }

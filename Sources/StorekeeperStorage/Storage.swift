@@ -176,6 +176,42 @@ public protocol StorageTransaction: ConsoleQueries, Sendable {
     func updateRefundRequest(_ request: RefundRequest) async throws
     /// The refund requests of the customer's purchases, oldest first.
     func refundRequests(of customer: CustomerID) async throws -> [RefundRequest]
+    // MARK: Events (the outbox) and webhook deliveries
+
+    /// Appends events to the outbox, unnumbered: written in the transaction of the change they
+    /// describe, so both commit or neither.
+    func appendEvents(_ events: [StoredEvent]) async throws
+    /// Numbers committed events that have no position yet, in the order they are found, after the
+    /// highest position given (one numbering at a time across instances); returns how many. A
+    /// position, once given, never changes and no lower one is given later: readers that move
+    /// past a position never miss an event committed after they read.
+    func sequenceEvents(limit: Int) async throws -> Int
+    /// Numbered events after `position`, in order, optionally of one customer and of some types.
+    func events(after position: Int, customer: CustomerID?, types: Set<EventType>, limit: Int) async throws
+        -> [StoredEvent]
+    func event(id: UUID) async throws -> StoredEvent?
+    /// Whether an event has this position (a cursor that exists).
+    func eventExists(position: Int) async throws -> Bool
+    /// The highest position given (0 when none).
+    func lastEventPosition() async throws -> Int
+
+    /// Queues the events for `endpoint`, due at `now`; an event already queued there is queued
+    /// again from its first attempt (a replay or a redelivery).
+    func enqueueDeliveries(endpoint: String, events: [StoredEvent], now: Date) async throws
+    /// Pending deliveries of `endpoint` due at `now`, oldest first, at most one per ordering key and
+    /// only where no earlier pending delivery of that key waits: a customer's later event waits
+    /// for the earlier one. Each carries its event's body.
+    func dueDeliveries(endpoint: String, now: Date, limit: Int) async throws -> [EventDelivery]
+    /// The earliest time a pending delivery of `endpoint` is due (nil: nothing pending).
+    func nextDeliveryDue(endpoint: String) async throws -> Date?
+    /// Saves an attempt's outcome: the delivery's new state and the attempt in the log.
+    func recordDeliveryAttempt(_ attempt: DeliveryAttempt, delivery: EventDelivery) async throws
+    func deliveries(endpoint: String, status: EventDelivery.Status?, limit: Int) async throws -> [EventDelivery]
+    /// The newest attempts first.
+    func deliveryAttempts(endpoint: String, eventID: UUID?, limit: Int) async throws -> [DeliveryAttempt]
+    func deliveryCounts(endpoint: String) async throws -> [EventDelivery.Status: Int]
+    /// When the oldest pending delivery's event occurred (nil: nothing pending): the lag.
+    func oldestPendingDelivery(endpoint: String) async throws -> Date?
 
     /// A named position kept between runs (e.g. the last notification-history date fetched).
     func cursor(_ name: String) async throws -> String?

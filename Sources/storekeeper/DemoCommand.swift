@@ -4,6 +4,7 @@ import Logging
 import Storekeeper
 import StorekeeperDemo
 import StorekeeperServer
+import Synchronization
 
 /// `storekeeper demo`: the server on SQLite in a temporary directory with the built-in store
 /// simulator for both stores, telling a scripted subscription story per store on accelerated
@@ -53,24 +54,34 @@ struct DemoCommand: AsyncParsableCommand {
             logger: logger)
         // A fresh password each run; sessions outlive the story's simulated months.
         let password = Self.randomPassword()
-        options.customize = { _, configuration in
-            configuration.console = ConsoleSettings(
-                operators: [ConsoleOperator(name: "demo", role: .operator, credential: .password(password))],
-                sessionLifetime: 400 * 86_400)
-        }
-        try await SimulatedDeployment.withRunning(options) { deployment in
-            let endpoints = deployment.simulator.endpoints
-            Self.write("Storekeeper demo")
-            Self.write("  server     \(deployment.baseURL) (SQLite: \(directory.path)/storekeeper.sqlite)")
-            Self.write("  simulator  \(endpoints?.baseURL ?? "?") (App Store and Google Play, simulated clock)")
-            Self.write("  policy     ownership conflicts: \(policy.rawValue)")
-            Self.write("  console    \(deployment.baseURL)/console (sign in as demo, password \(password))")
-            let story = DemoStory(deployment: deployment) { Self.write(Self.format($0)) }
-            try await story.run()
-            if keepRunning {
-                Self.write("")
-                Self.write("Running until interrupted (Ctrl-C): console at \(deployment.baseURL)/console")
-                while !Task.isCancelled { try await Task.sleep(for: .seconds(3600)) }
+        // The app's backend: a webhook receiver checking signatures against the simulated clock,
+        // which the deployment creates below.
+        let clock = Mutex<(@Sendable () -> Date)?>(nil)
+        let simulatedNow: @Sendable () -> Date = { clock.withLock { $0 }?() ?? Date() }
+        try await DemoWebhookReceiver.withRunning(now: simulatedNow, logger: logger) { receiver, url in
+            var options = options
+            options.customize = { simulator, configuration in
+                clock.withLock { $0 = { simulator.clock.now() } }
+                configuration.webhooks = try DemoWebhookReceiver.settings(url: url)
+                configuration.console = ConsoleSettings(
+                    operators: [ConsoleOperator(name: "demo", role: .operator, credential: .password(password))],
+                    sessionLifetime: 400 * 86_400)
+            }
+            try await SimulatedDeployment.withRunning(options) { deployment in
+                let endpoints = deployment.simulator.endpoints
+                Self.write("Storekeeper demo")
+                Self.write("  server     \(deployment.baseURL) (SQLite: \(directory.path)/storekeeper.sqlite)")
+                Self.write("  simulator  \(endpoints?.baseURL ?? "?") (App Store and Google Play, simulated clock)")
+                Self.write("  policy     ownership conflicts: \(policy.rawValue)")
+                Self.write("  webhooks   \(url.absoluteString) (the app backend's receiver: ⇢ lines)")
+                Self.write("  console    \(deployment.baseURL)/console (sign in as demo, password \(password))")
+                let story = DemoStory(deployment: deployment, webhooks: receiver) { Self.write(Self.format($0)) }
+                try await story.run()
+                if keepRunning {
+                    Self.write("")
+                    Self.write("Running until interrupted (Ctrl-C): console at \(deployment.baseURL)/console")
+                    while !Task.isCancelled { try await Task.sleep(for: .seconds(3600)) }
+                }
             }
         }
         Self.write("")
@@ -107,6 +118,8 @@ struct DemoCommand: AsyncParsableCommand {
             return "            ↻ caught up: \(text)"
         case .consumptionAnswer(let text):
             return "            ⇢ Storekeeper: \(text)"
+        case .webhook(let type, let valid):
+            return "            ⇢ webhook \(type) delivered (signature \(valid ? "ok" : "INVALID"))"
         case .customer(let id, let view):
             var parts = view.entitlements.sorted { $0.name < $1.name }.map { entitlement in
                 let mark = entitlement.active ? "✓" : "✗"

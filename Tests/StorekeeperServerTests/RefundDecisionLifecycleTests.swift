@@ -100,6 +100,13 @@ import Testing
             #expect(try await h.balances("ada")["coins"] == 30)
             #expect(h.simulator.appStore.notifications.contains { $0.payload.notificationType == .refundDeclined })
             #expect(try await metric(h, status: "sent") == 1)
+            // The outcome's event, written with it.
+            let feed = try await h.request(.GET, "/v1/events?customer=ada&type=refund_request.settled")
+            let events = feed.body["events"] as? [[String: Any]] ?? []
+            #expect(events.count == 1, "\(feed.body)")
+            let details = (events.first?["event"] as? [String: Any])?["details"] as? [String: Any]
+            #expect(details?["refundRequestStatus"] as? String == "sent")
+            #expect((details?["consumptionAnswer"] as? [String: Any])?["refundPreference"] as? String == "DECLINE")
             // Answered once: another run finds nothing due.
             #expect(try await h.answerRefundRequests() == 0)
         }

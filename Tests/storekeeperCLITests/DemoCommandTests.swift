@@ -18,9 +18,15 @@ import Testing
             "== Google Play — customer gina", "← Google Play: SUBSCRIPTION_IN_GRACE_PERIOD",
             "← Google Play: VOIDED_PURCHASE", "balance: coins 20", "Done; the temporary directory is removed.",
             "/console (sign in as demo, password ",
+            // The app backend's receiver beside the story, each signature checked there.
+            "⇢ webhook purchase.started delivered (signature ok)",
+            "⇢ webhook subscription.grace_period delivered (signature ok)",
+            "⇢ webhook subscription.expired delivered (signature ok)",
+            "⇢ webhook purchase.refunded delivered (signature ok)",
         ] {
             #expect(output.contains(expected), "missing: \(expected)")
         }
+        #expect(!output.contains("signature INVALID"))
     }
 
     /// `--keep-running`: after the story the console stays open, and the printed sign-in works.

@@ -20,12 +20,21 @@ import StorekeeperStorage
 //     swift run -c release --package-path Benchmarks ingest-throughput [sqlite|postgres]
 //         [--instances N] [--count C] [--concurrency K]
 // PostgreSQL needs STOREKEEPER_BENCH_POSTGRES_URL (the URL `.ci/postgres.sh` prints).
+//
+// With --webhooks the run ingests twice, each on a fresh deployment, with the notifications spread
+// over 64 customers: first with no webhook endpoint (the baseline), then with one endpoint posting
+// every event to a loopback receiver while ingest goes on. It prints both ingest rates, the
+// slowdown, and the events delivered per second (all events, from the first POST until the last
+// delivery):
+//
+//     webhooks sqlite: ingest <B>/s without delivery, <W>/s with (<S>% slower); <E> events delivered at <D>/s
 
 struct Arguments {
     var storage = "sqlite"
     var instances = 1
     var count = 5000
     var concurrency = 32
+    var webhooks = false
 
     init(_ arguments: [String]) throws {
         var rest = arguments[...]
@@ -41,10 +50,16 @@ struct Arguments {
             case "--instances": instances = try number()
             case "--count": count = try number()
             case "--concurrency": concurrency = try number()
+            case "--webhooks": webhooks = true
             default:
                 throw BenchmarkError(
-                    "usage: ingest-throughput [sqlite|postgres] [--instances N] [--count C] [--concurrency K]")
+                    "usage: ingest-throughput [sqlite|postgres] [--instances N] [--count C] [--concurrency K] [--webhooks]"
+                )
             }
+        }
+        if webhooks && (storage != "sqlite" || instances > 1) {
+            // Its two deployments need two fresh databases; on PostgreSQL both would use the one URL.
+            throw BenchmarkError("--webhooks runs on SQLite, one instance")
         }
         if storage == "sqlite" && instances > 1 {
             throw BenchmarkError("several instances share a PostgreSQL database; use postgres")
@@ -64,12 +79,18 @@ var logger = Logger(label: "ingest-throughput")
 logger.logLevel = .critical
 let directory = FileManager.default.temporaryDirectory.appendingPathComponent("storekeeper-ingest-\(UUID())")
 defer { try? FileManager.default.removeItem(at: directory) }
-let options = SimulatedDeployment.Options(
+var options = SimulatedDeployment.Options(
     start: Date(), storageURL: storageURL, directory: directory,
     processing: ProcessingSettings(
         initialRetryDelay: 0.05, maxRetryDelay: 1, pollInterval: 0.05, catchUp: CatchUpSettings(enabled: false)),
     simulatorSeed: UInt64.random(in: 1...UInt64.max), logger: logger)
 let (instances, count, concurrency) = (arguments.instances, arguments.count, arguments.concurrency)
+if arguments.webhooks {
+    try await WebhookBenchmark(
+        options: options, storageName: arguments.storage, count: count, concurrency: concurrency
+    ).run()
+    exit(0)
+}
 let result = try await SimulatedDeployment.withRunning(options) { deployment in
     try await withInstances(instances, of: deployment, urls: [deployment.baseURL]) { urls in
         try await IngestRun(deployment: deployment, instanceURLs: urls, count: count, concurrency: concurrency).run()
@@ -106,16 +127,24 @@ struct IngestRun {
     let instanceURLs: [String]
     let count: Int
     let concurrency: Int
+    /// How many customers the purchases are spread over (round robin).
+    var customers = 1
 
     func run() async throws -> IngestResult {
         let store = deployment.simulator.appStore
         // Made by the simulator but not sent: the benchmark posts them itself.
         try store.setNotificationURL(nil, bundleId: SimulatedDeployment.bundleID)
-        let customer = "bench-\(UUID().uuidString.prefix(8))"
-        let token = try await CustomerAPI(baseURL: deployment.baseURL, apiKey: deployment.options.secretAPIKey)
-            .createCustomer(customer)
-        for _ in 0..<count {
-            try store.purchase(customer: customer, product: "coins.100", appAccountToken: token)
+        let prefix = "bench-\(UUID().uuidString.prefix(8))"
+        let api = CustomerAPI(baseURL: deployment.baseURL, apiKey: deployment.options.secretAPIKey)
+        var tokens: [(String, UUID)] = []
+        for index in 0..<max(customers, 1) {
+            let name = customers == 1 ? prefix : "\(prefix)-\(index)"
+            tokens.append((name, try await api.createCustomer(name)))
+        }
+        let customer = tokens[0].0
+        for index in 0..<count {
+            let (name, token) = tokens[index % tokens.count]
+            try store.purchase(customer: name, product: "coins.100", appAccountToken: token)
         }
         let payloads = store.notifications.suffix(count).map(\.signedPayload)
         print(
@@ -155,10 +184,10 @@ struct IngestRun {
             try await Task.sleep(for: .milliseconds(5))
         }
         let processedSeconds = seconds(ContinuousClock.now - ingestStart)
-        let view = try await CustomerAPI(baseURL: deployment.baseURL, apiKey: deployment.options.secretAPIKey)
-            .customer(customer)
-        guard view.balances["coins"] == count * 100 else {
-            throw BenchmarkError("expected \(count * 100) coins, found \(view.balances["coins"] ?? 0)")
+        let view = try await api.customer(customer)
+        let expected = (count + tokens.count - 1) / tokens.count * 100
+        guard view.balances["coins"] == expected else {
+            throw BenchmarkError("expected \(expected) coins, found \(view.balances["coins"] ?? 0)")
         }
         let sorted = latencies.sorted
         let result = IngestResult(

@@ -146,11 +146,121 @@ struct Parse {
         let apps = self.apps()
         let catalog = self.catalog(apps: apps)
         checkSigningKeys(apps: apps, catalog: catalog)
-        return StorekeeperConfiguration(
+        var configuration = StorekeeperConfiguration(
             server: server, environment: deployment, storageURL: storageURL, policies: policies, apiKeys: apiKeys(),
             apps: apps,
             catalog: catalog, processing: processing, quotas: quotas, console: console()
         )
+        configuration.webhooks = webhooks()
+        return configuration
+    }
+
+    // MARK: Webhooks
+
+    mutating func webhooks() -> WebhookSettings {
+        var settings = WebhookSettings()
+        settings.pollInterval = seconds("webhooks.pollInterval") ?? settings.pollInterval
+        settings.timeout = seconds("webhooks.timeout") ?? settings.timeout
+        settings.concurrency = int("webhooks.concurrency", in: 1...256) ?? settings.concurrency
+        let section = root["webhooks"] as? [String: Any]
+        if root["webhooks"] != nil, section == nil { problem("webhooks", "must be an object") }
+        if let schedule = section?["retrySchedule"] {
+            if let delays = schedule as? [Any], !delays.isEmpty,
+                case let numbers = delays.compactMap({ ($0 as? NSNumber)?.doubleValue }), numbers.count == delays.count,
+                numbers.allSatisfy({ $0 > 0 })
+            {
+                settings.retrySchedule = numbers
+            } else {
+                problem("webhooks.retrySchedule", "must be a non-empty list of delays in seconds, each more than 0")
+            }
+        }
+        guard let endpoints = section?["endpoints"] else { return settings }
+        guard let named = endpoints as? [String: Any] else {
+            problem(
+                "webhooks.endpoints", "must be an object mapping endpoint names to {url, secrets, events, environments}"
+            )
+            return settings
+        }
+        for name in named.keys.sorted() {
+            if let endpoint = webhookEndpoint(name, named[name] as? [String: Any] ?? [:]) {
+                settings.endpoints.append(endpoint)
+            }
+        }
+        return settings
+    }
+
+    mutating func webhookEndpoint(_ name: String, _ entry: [String: Any]) -> WebhookEndpoint? {
+        let path = "webhooks.endpoints.\(name)"
+        let problemsBefore = problems.count
+        var url: URL?
+        if let text = string("\(path).url") {
+            if let parsed = URL(string: text), let problem = WebhookEndpoint.problem(url: parsed) {
+                self.problem("\(path).url", problem)
+            } else if let parsed = URL(string: text) {
+                url = parsed
+            } else {
+                problem("\(path).url", "'\(text)' is not a URL")
+            }
+        } else {
+            problem("\(path).url", "is required (the http or https URL events are posted to)")
+        }
+        var types = Set<EventType>()
+        if let raw = entry["events"] {
+            if let names = raw as? [String] {
+                for type in names.map({ EventType($0) }) {
+                    if type.isKnown {
+                        types.insert(type)
+                    } else {
+                        problem("\(path).events", WebhookEndpoint.unknownTypeMessage(type))
+                    }
+                }
+            } else {
+                problem("\(path).events", "must be a list of event types")
+            }
+        }
+        var environments = Set<PurchaseEnvironment>()
+        if let raw = entry["environments"] {
+            if let names = raw as? [String] {
+                for name in names {
+                    if let environment = PurchaseEnvironment(rawValue: name) {
+                        environments.insert(environment)
+                    } else {
+                        problem(
+                            "\(path).environments", "unknown environment '\(name)' (expected production or sandbox)")
+                    }
+                }
+            } else {
+                problem("\(path).environments", "must be a list of environments")
+            }
+        }
+        var rawSecrets: [String] = []
+        if let raw = entry["secrets"] {
+            if let list = raw as? [String] {
+                rawSecrets = list
+            } else {
+                problem("\(path).secrets", "must be a list of one or two secrets")
+            }
+        } else if let single = reader.string(forKey: ConfigKey("\(path).secret"), isSecret: true) {
+            rawSecrets = [single]
+        }
+        var secrets: [WebhookSecret] = []
+        for (index, raw) in rawSecrets.enumerated() {
+            if raw.isEmpty {
+                problem("\(path).secrets[\(index)]", "is empty: use a long random value")
+            } else if raw.utf8.count < 16 {
+                problem("\(path).secrets[\(index)]", "is shorter than 16 characters; use a long random value")
+            } else if let secret = try? WebhookSecret(raw) {
+                secrets.append(secret)
+            }
+        }
+        if rawSecrets.isEmpty {
+            problem("\(path).secrets", "needs one or two secrets (secrets, or secret / its environment variable)")
+        } else if rawSecrets.count > 2 {
+            problem("\(path).secrets", "has \(rawSecrets.count) secrets: one, or two while rotating")
+        }
+        guard problems.count == problemsBefore, let url else { return nil }
+        return try? WebhookEndpoint(
+            name: name, url: url, eventTypes: types, environments: environments, secrets: secrets)
     }
 
     // MARK: Quotas

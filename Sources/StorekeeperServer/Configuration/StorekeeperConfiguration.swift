@@ -24,6 +24,8 @@ public struct StorekeeperConfiguration: Sendable {
     public var quotas: QuotaSettings
     /// The operators' console at `/console` (off while no operator is configured).
     public var console: ConsoleSettings
+    /// Where events are delivered (none by default: the feed alone).
+    public var webhooks = WebhookSettings()
 
     public init(
         server: HTTPSettings = HTTPSettings(), environment: PurchaseEnvironment = .production, storageURL: String,

@@ -17,6 +17,10 @@ public enum ErrorCode: String, Sendable, Hashable, CaseIterable {
     case apiKeyScope = "api-key-scope"
     /// A usage report that can't be (a share above 100 %, a share for a consumable or subscription).
     case invalidUsage = "invalid-usage"
+    /// An event-type filter names a type this server does not produce.
+    case unknownEventType = "unknown-event-type"
+    /// An event cursor (`after`) that no event has.
+    case unknownCursor = "unknown-cursor"
 
     // What the request or notification carries.
     /// A signed payload failed verification (forged, wrong chain, wrong app or environment).
@@ -47,6 +51,9 @@ public enum ErrorCode: String, Sendable, Hashable, CaseIterable {
     /// A signature must name one of the customer's App Store transactions and they have none.
     case appTransactionRequired = "app-transaction-required"
     case customerNotFound = "customer-not-found"
+    /// No webhook endpoint of that name is configured.
+    case webhookNotFound = "webhook-not-found"
+    case eventNotFound = "event-not-found"
     case purchaseNotFound = "purchase-not-found"
     /// The purchase was stored before apps were recorded and its app is not known yet.
     case purchaseAppUnknown = "purchase-app-unknown"
@@ -72,11 +79,12 @@ public enum ErrorCode: String, Sendable, Hashable, CaseIterable {
     public var status: HTTPResponse.Status {
         switch self {
         case .malformedBody, .malformedSubmission, .invalidCustomerID, .invalidAmount, .invalidIdempotencyKey,
-            .invalidQuery, .invalidSignedData, .malformedPayload, .invalidUsage:
+            .invalidQuery, .invalidSignedData, .malformedPayload, .invalidUsage, .unknownEventType, .unknownCursor:
             .badRequest
         case .missingAPIKey, .invalidAPIKey, .invalidPushToken: .unauthorized
         case .readOnlyAPIKey, .apiKeyScope: .forbidden
-        case .customerNotFound, .purchaseNotFound, .unknownProduct, .unknownOffer: .notFound
+        case .customerNotFound, .purchaseNotFound, .unknownProduct, .unknownOffer, .webhookNotFound, .eventNotFound:
+            .notFound
         case .ownershipConflict, .insufficientBalance, .idempotencyKeyReused, .purchaseNotOwned, .notEligible,
             .appTransactionRequired:
             .conflict

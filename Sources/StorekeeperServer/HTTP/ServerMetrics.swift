@@ -73,6 +73,24 @@ final class ServerMetrics: Sendable {
         ).increment()
     }
 
+    /// One webhook delivery attempt: `result` is delivered, failed (to be retried) or dead.
+    func webhookAttempt(endpoint: String, result: String, latency milliseconds: Int) {
+        Counter(
+            label: "storekeeper_webhook_deliveries_total", dimensions: [("endpoint", endpoint), ("result", result)],
+            factory: factory
+        ).increment()
+        Recorder(
+            label: "storekeeper_webhook_delivery_latency_seconds", dimensions: [("endpoint", endpoint)],
+            aggregate: true, factory: factory
+        ).record(Double(milliseconds) / 1000)
+    }
+
+    /// How long the oldest event still waiting for `endpoint` has waited (0: none waits).
+    func webhookLag(endpoint: String, seconds: Double) {
+        Gauge(label: "storekeeper_webhook_lag_seconds", dimensions: [("endpoint", endpoint)], factory: factory)
+            .record(seconds)
+    }
+
     func exposition() -> String {
         var buffer: [UInt8] = []
         registry.emit(into: &buffer)

@@ -226,6 +226,7 @@ public struct CustomerService: Sendable {
                 throw ServerError(
                     .insufficientBalance, "balance \(balance) has \(before), \(amount) requested")
             }
+            if after != before { try await recorder.events.debited(entry, balanceAfter: after, in: transaction) }
             return (entry, after)
         }
     }

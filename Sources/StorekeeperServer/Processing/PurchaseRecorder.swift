@@ -1,4 +1,5 @@
 public import Foundation
+public import StoreCore
 public import Storekeeper
 public import StorekeeperStorage
 
@@ -12,15 +13,19 @@ public enum AccountHint {
 }
 
 /// Applies store facts to storage, inside the caller's transaction: the one place where purchases,
-/// their history, their billing events, customer links and consumable credits change.
+/// their history, their billing events, customer links and consumable credits change, and so the
+/// place where the events describing those changes are written, in the same transaction.
 public struct PurchaseRecorder: Sendable {
     public let catalog: Catalog
     /// Which environments' purchases grant access (and credit balances) in this deployment.
     public let access: EnvironmentAccess
+    /// Writes the events of each change (the outbox).
+    public let events: EventWriter
 
-    public init(catalog: Catalog, access: EnvironmentAccess) {
+    public init(catalog: Catalog, access: EnvironmentAccess, clock: any WallClock = SystemWallClock()) {
         self.catalog = catalog
         self.access = access
+        events = EventWriter(catalog: catalog, access: access, clock: clock)
     }
 
     /// Records one observation: a purchase's state (superseding the older purchases it names) or
@@ -30,15 +35,20 @@ public struct PurchaseRecorder: Sendable {
     public func record(
         _ observation: PurchaseObservation, cause: ChangeCause, in transaction: any StorageTransaction
     ) async throws -> Outcome? {
+        var changes = ChangeSet()
+        let outcome: Outcome?
         switch observation {
         case .purchase(let fact, let olderChain):
-            let outcome = try await record(fact, cause: cause, in: transaction)
-            for older in olderChain { _ = try await supersede(older, by: fact, cause: cause, in: transaction) }
-            return outcome
+            outcome = try await record(fact, cause: cause, in: transaction, changes: &changes)
+            for older in olderChain {
+                _ = try await supersede(older, by: fact, cause: cause, in: transaction, changes: &changes)
+            }
         case .billingEvent(let event, let key):
-            try await record(event, of: key, in: transaction)
-            return nil
+            try await record(event, of: key, in: transaction, changes: &changes)
+            outcome = nil
         }
+        try await events.write(changes, in: transaction)
+        return outcome
     }
 
     /// Records what settling a purchase with its store changed.
@@ -67,6 +77,15 @@ public struct PurchaseRecorder: Sendable {
     public func record(
         _ fact: PurchaseFact, cause: ChangeCause, in transaction: any StorageTransaction
     ) async throws -> Outcome {
+        var changes = ChangeSet()
+        let outcome = try await record(fact, cause: cause, in: transaction, changes: &changes)
+        try await events.write(changes, in: transaction)
+        return outcome
+    }
+
+    func record(
+        _ fact: PurchaseFact, cause: ChangeCause, in transaction: any StorageTransaction, changes: inout ChangeSet
+    ) async throws -> Outcome {
         let existing = try await transaction.purchase(fact.key)
         var purchase: Purchase
         var applied = true
@@ -92,11 +111,13 @@ public struct PurchaseRecorder: Sendable {
             purchase.customerID = try await transaction.appTransactionLink(app: app, id: appTransaction)?.customerID
         }
         if let replaced = fact.replaces {
-            let previous = try await supersede(replaced, by: fact, cause: cause, in: transaction)
+            let previous = try await supersede(replaced, by: fact, cause: cause, in: transaction, changes: &changes)
             if purchase.customerID == nil { purchase.customerID = previous?.customerID }
         }
+        if applied { changes.factApplied(observedAt: fact.observedAt) }
         if existing != purchase {
             try await transaction.savePurchase(purchase)
+            changes.purchaseSaved(before: existing, after: purchase)
         }
         if applied && (existing?.state != purchase.state || existing?.expiresAt != purchase.expiresAt) {
             try await transaction.appendStateChange(
@@ -107,19 +128,23 @@ public struct PurchaseRecorder: Sendable {
             )
         }
         for reported in fact.transactions {
-            try await record(reported, of: fact.key, in: transaction)
+            try await record(reported, of: fact.key, in: transaction, changes: &changes)
         }
-        try await reconcileCredits(of: purchase, in: transaction, at: fact.observedAt)
+        try await reconcileCredits(of: purchase, in: transaction, at: fact.observedAt, changes: &changes)
         return Outcome(purchase: purchase, applied: applied)
     }
 
     /// Records one billing event of the purchase `key`: the newer word about it wins.
-    public func record(
-        _ reported: TransactionFact, of key: PurchaseKey, in transaction: any StorageTransaction
+    func record(
+        _ reported: TransactionFact, of key: PurchaseKey, in transaction: any StorageTransaction,
+        changes: inout ChangeSet
     ) async throws {
         let stored = try await transaction.transaction(store: key.store, id: reported.id)
         let merged = stored?.merging(reported) ?? TransactionRecord(purchaseKey: key, fact: reported)
-        if merged != stored { try await transaction.saveTransaction(merged) }
+        if merged != stored {
+            try await transaction.saveTransaction(merged)
+            changes.transactionSaved(before: stored, after: merged)
+        }
     }
 
     /// Links `purchase` to `customer` (a submission, or a transfer the policy allowed) and posts
@@ -128,14 +153,29 @@ public struct PurchaseRecorder: Sendable {
         _ purchase: Purchase, to customer: CustomerID, transfer: OwnershipTransfer? = nil,
         in transaction: any StorageTransaction, at now: Date
     ) async throws -> Purchase {
+        var changes = ChangeSet()
+        let linked = try await link(
+            purchase, to: customer, transfer: transfer, in: transaction, at: now, changes: &changes)
+        try await events.write(changes, in: transaction)
+        return linked
+    }
+
+    func link(
+        _ purchase: Purchase, to customer: CustomerID, transfer: OwnershipTransfer?,
+        in transaction: any StorageTransaction, at now: Date, changes: inout ChangeSet
+    ) async throws -> Purchase {
         var linked = purchase
         linked.customerID = customer
-        if linked != purchase { try await transaction.savePurchase(linked) }
+        if linked != purchase {
+            try await transaction.savePurchase(linked)
+            changes.purchaseSaved(before: purchase, after: linked)
+        }
         if let transfer {
             try await transaction.appendTransfer(transfer)
-            try await moveUnspentCredits(of: linked, transfer, in: transaction, at: now)
+            changes.transferred(transfer)
+            try await moveUnspentCredits(of: linked, transfer, in: transaction, at: now, changes: &changes)
         }
-        try await reconcileCredits(of: linked, in: transaction, at: now)
+        try await reconcileCredits(of: linked, in: transaction, at: now, changes: &changes)
         return linked
     }
 
@@ -145,9 +185,11 @@ public struct PurchaseRecorder: Sendable {
         async throws
     {
         guard let hint = AccountHint.normalized(customer.appAccountToken.uuidString) else { return }
+        var changes = ChangeSet()
         for purchase in try await transaction.unlinkedPurchases(accountHint: hint) {
-            _ = try await link(purchase, to: customer.id, in: transaction, at: now)
+            _ = try await link(purchase, to: customer.id, transfer: nil, in: transaction, at: now, changes: &changes)
         }
+        try await events.write(changes, in: transaction)
     }
 
     /// Links every unclaimed purchase of `link`'s app that carries its app transaction to its
@@ -168,8 +210,9 @@ public struct PurchaseRecorder: Sendable {
 
     /// Marks the purchase `key` replaced by the one `fact` describes. If it isn't known yet, a
     /// superseded placeholder is stored so that its own facts, whenever they come, can't revive it.
-    public func supersede(
-        _ key: PurchaseKey, by fact: PurchaseFact, cause: ChangeCause, in transaction: any StorageTransaction
+    func supersede(
+        _ key: PurchaseKey, by fact: PurchaseFact, cause: ChangeCause, in transaction: any StorageTransaction,
+        changes: inout ChangeSet
     ) async throws -> Purchase? {
         let previous = try await transaction.purchase(key)
         let base =
@@ -181,6 +224,7 @@ public struct PurchaseRecorder: Sendable {
         let superseded = base.superseding(at: fact.observedAt)
         guard previous != superseded else { return previous }
         try await transaction.savePurchase(superseded)
+        changes.purchaseSaved(before: previous, after: superseded)
         if previous?.state != .superseded {
             try await transaction.appendStateChange(
                 StateChange(
@@ -199,7 +243,8 @@ public struct PurchaseRecorder: Sendable {
     /// the purchase; the spent ones stay spent. A later refund or reversal is reconciled against
     /// what every owner holds, on the current one.
     func moveUnspentCredits(
-        of purchase: Purchase, _ transfer: OwnershipTransfer, in transaction: any StorageTransaction, at now: Date
+        of purchase: Purchase, _ transfer: OwnershipTransfer, in transaction: any StorageTransaction, at now: Date,
+        changes: inout ChangeSet
     ) async throws {
         guard
             purchase.kind == .consumable
@@ -224,14 +269,13 @@ public struct PurchaseRecorder: Sendable {
             let millis = Int64((now.timeIntervalSince1970 * 1000).rounded())
             let key =
                 "transfer:\(purchase.key.store.rawValue):\(record.fact.id):\(previous.rawValue)->\(transfer.to.rawValue):\(millis)"
-            _ = try await transaction.appendLedgerEntry(
-                LedgerEntry(
-                    customerID: previous, balance: balance, amount: -unspent, reason: .transfer, idempotencyKey: key,
-                    transactionID: record.fact.id, createdAt: now))
-            _ = try await transaction.appendLedgerEntry(
-                LedgerEntry(
-                    customerID: transfer.to, balance: balance, amount: unspent, reason: .transfer,
-                    idempotencyKey: key, transactionID: record.fact.id, createdAt: now))
+            for (customer, amount) in [(previous, -unspent), (transfer.to, unspent)] {
+                let entry = try await transaction.appendLedgerEntry(
+                    LedgerEntry(
+                        customerID: customer, balance: balance, amount: amount, reason: .transfer, idempotencyKey: key,
+                        transactionID: record.fact.id, createdAt: now))
+                changes.ledgerAppended(entry)
+            }
         }
     }
 
@@ -239,7 +283,9 @@ public struct PurchaseRecorder: Sendable {
     /// credited (after refunds and reversals) and what the ledger holds for it — with every
     /// customer that ever owned it, so a transferred purchase is credited once in all — on its
     /// current owner. A sandbox purchase that may not grant access here credits nothing.
-    func reconcileCredits(of purchase: Purchase, in transaction: any StorageTransaction, at now: Date) async throws {
+    func reconcileCredits(
+        of purchase: Purchase, in transaction: any StorageTransaction, at now: Date, changes: inout ChangeSet
+    ) async throws {
         // Only a consumable's billing events credit anything: a subscription's need no reading.
         let consumable =
             purchase.kind == .consumable
@@ -260,7 +306,7 @@ public struct PurchaseRecorder: Sendable {
                 : max(ConsumableCredit.owed(for: record.fact, product: product) - others, 0)
             guard owed != posted.total else { continue }
             let millis = Int64((record.fact.observedAt.timeIntervalSince1970 * 1000).rounded())
-            _ = try await transaction.appendLedgerEntry(
+            let entry = try await transaction.appendLedgerEntry(
                 LedgerEntry(
                     customerID: customer, balance: balance, amount: owed - posted.total,
                     // A purchase credit only the first time: after a full refund the total is 0
@@ -270,6 +316,10 @@ public struct PurchaseRecorder: Sendable {
                     transactionID: record.fact.id, createdAt: now
                 )
             )
+            // An entry with this key already posted comes back as it was: not a change.
+            if entry.amount == owed - posted.total, abs(entry.createdAt.timeIntervalSince(now)) < 0.001 {
+                changes.ledgerAppended(entry)
+            }
         }
     }
 }

@@ -19,14 +19,17 @@ public struct RefundRequestAnswerer: Sendable {
     public let settings: RefundAnswerSettings
     public let clock: any WallClock
     public let logger: Logger
+    /// Writes the `refund_request.settled` event with each settled request, in its transaction.
+    public let events: EventWriter
     /// Told of every request settled (for metrics).
     let onSettled: @Sendable (RefundRequest) -> Void
 
     public init(
         storage: any Storage, stores: StoreAdapters, catalog: Catalog, access: EnvironmentAccess,
-        policies: [AppID: RefundPolicy], settings: RefundAnswerSettings, clock: any WallClock, logger: Logger,
-        onSettled: @escaping @Sendable (RefundRequest) -> Void = { _ in }
+        policies: [AppID: RefundPolicy], settings: RefundAnswerSettings, events: EventWriter, clock: any WallClock,
+        logger: Logger, onSettled: @escaping @Sendable (RefundRequest) -> Void = { _ in }
     ) {
+        self.events = events
         self.storage = storage
         self.stores = stores
         self.catalog = catalog
@@ -49,7 +52,15 @@ public struct RefundRequestAnswerer: Sendable {
         }
         for request in claimed {
             let next = await attempt(request, at: now)
-            try await storage.transaction { try await $0.updateRefundRequest(next) }
+            let events = self.events
+            try await storage.transaction { transaction in
+                try await transaction.updateRefundRequest(next)
+                // Its outcome and its event commit together.
+                if next.status != .pending {
+                    try await events.refundRequestSettled(
+                        next, purchase: try await transaction.purchase(next.purchaseKey), in: transaction)
+                }
+            }
             if next.status != .pending { onSettled(next) }
         }
         return claimed.count

@@ -22,7 +22,7 @@ extension Migration {
     /// Every migration this build knows, oldest first.
     static let all: [Migration] = [
         initialSchema, refreshTracking, appsAndEnvironments, jobLeases, quotaAdmissions, scaleIndexes, verifiedInbox,
-        refundDecisions, consoleActions, appTransactions,
+        refundDecisions, events, consoleActions, appTransactions,
     ]
 
     /// The version a fully migrated database reports.
@@ -576,4 +576,108 @@ extension Migration {
             """,
         ]
     }
+    /// Version 9: the event outbox and the webhook delivery queue and log. Events are written
+    /// unnumbered in the transaction of their change; `position` is given afterwards by one
+    /// numbering at a time (``StorageTransaction/sequenceEvents(limit:)``), so the feed's cursor
+    /// never passes an event that commits later.
+    static let events = Migration(
+        version: 9, name: "events and webhook deliveries",
+        sqlite: [
+            """
+            CREATE TABLE events (
+                seq INTEGER PRIMARY KEY,
+                position INTEGER UNIQUE,
+                id TEXT NOT NULL UNIQUE,
+                type TEXT NOT NULL,
+                customer_id TEXT,
+                environment TEXT,
+                ordering_key TEXT NOT NULL,
+                occurred_at INTEGER NOT NULL,
+                body BLOB NOT NULL
+            ) STRICT
+            """,
+            "CREATE INDEX events_unsequenced ON events (seq) WHERE position IS NULL",
+            "CREATE INDEX events_by_customer ON events (customer_id, position)",
+            """
+            CREATE TABLE webhook_deliveries (
+                endpoint TEXT NOT NULL,
+                position INTEGER NOT NULL,
+                event_id TEXT NOT NULL,
+                event_type TEXT NOT NULL,
+                ordering_key TEXT NOT NULL,
+                status TEXT NOT NULL,
+                attempts INTEGER NOT NULL,
+                next_attempt_at INTEGER,
+                last_status INTEGER,
+                last_error TEXT,
+                delivered_at INTEGER,
+                occurred_at INTEGER NOT NULL,
+                PRIMARY KEY (endpoint, position)
+            ) STRICT
+            """,
+            "CREATE INDEX webhook_deliveries_pending ON webhook_deliveries (endpoint, ordering_key, position) WHERE status = 'pending'",
+            """
+            CREATE TABLE webhook_attempts (
+                seq INTEGER PRIMARY KEY,
+                endpoint TEXT NOT NULL,
+                event_id TEXT NOT NULL,
+                position INTEGER NOT NULL,
+                attempt INTEGER NOT NULL,
+                attempted_at INTEGER NOT NULL,
+                status_code INTEGER,
+                latency_ms INTEGER NOT NULL,
+                error TEXT
+            ) STRICT
+            """,
+            "CREATE INDEX webhook_attempts_by_endpoint ON webhook_attempts (endpoint, seq)",
+        ],
+        postgresql: [
+            """
+            CREATE TABLE events (
+                seq BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+                position BIGINT UNIQUE,
+                id TEXT NOT NULL UNIQUE,
+                type TEXT NOT NULL,
+                customer_id TEXT,
+                environment TEXT,
+                ordering_key TEXT NOT NULL,
+                occurred_at BIGINT NOT NULL,
+                body BYTEA NOT NULL
+            )
+            """,
+            "CREATE INDEX events_unsequenced ON events (seq) WHERE position IS NULL",
+            "CREATE INDEX events_by_customer ON events (customer_id, position)",
+            """
+            CREATE TABLE webhook_deliveries (
+                endpoint TEXT NOT NULL,
+                position BIGINT NOT NULL,
+                event_id TEXT NOT NULL,
+                event_type TEXT NOT NULL,
+                ordering_key TEXT NOT NULL,
+                status TEXT NOT NULL,
+                attempts BIGINT NOT NULL,
+                next_attempt_at BIGINT,
+                last_status BIGINT,
+                last_error TEXT,
+                delivered_at BIGINT,
+                occurred_at BIGINT NOT NULL,
+                PRIMARY KEY (endpoint, position)
+            )
+            """,
+            "CREATE INDEX webhook_deliveries_pending ON webhook_deliveries (endpoint, ordering_key, position) WHERE status = 'pending'",
+            """
+            CREATE TABLE webhook_attempts (
+                seq BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+                endpoint TEXT NOT NULL,
+                event_id TEXT NOT NULL,
+                position BIGINT NOT NULL,
+                attempt BIGINT NOT NULL,
+                attempted_at BIGINT NOT NULL,
+                status_code BIGINT,
+                latency_ms BIGINT NOT NULL,
+                error TEXT
+            )
+            """,
+            "CREATE INDEX webhook_attempts_by_endpoint ON webhook_attempts (endpoint, seq)",
+        ])
 }

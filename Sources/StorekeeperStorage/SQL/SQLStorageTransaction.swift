@@ -133,7 +133,7 @@ struct SQLStorageTransaction: StorageTransaction {
 
     /// A transaction-level lock on `name` (PostgreSQL: an advisory lock, released at commit or
     /// rollback); nothing on SQLite, whose transactions run one at a time.
-    private func lock(_ name: String) async throws {
+    func lock(_ name: String) async throws {
         guard flavor == .postgresql else { return }
         try await run("SELECT pg_advisory_xact_lock(hashtextextended(\(bind: name), 0))")
     }

@@ -1,0 +1,89 @@
+import Foundation
+import Hummingbird
+import StorekeeperDemo
+import StorekeeperServer
+import StorekeeperStorage
+import Synchronization
+
+/// Ingest without and with webhook delivery, in one run (see main.swift).
+struct WebhookBenchmark {
+    let options: SimulatedDeployment.Options
+    let storageName: String
+    let count: Int
+    let concurrency: Int
+    /// Purchases are spread over this many customers: one customer's events are delivered one
+    /// after another (per-customer order), different customers' concurrently.
+    static let customers = 64
+
+    func run() async throws {
+        // Each deployment on its own database (the same seed makes the same store ids).
+        var baselineOptions = options
+        baselineOptions.directory = options.directory.appendingPathComponent("baseline")
+        let baseline = try await SimulatedDeployment.withRunning(baselineOptions) { deployment in
+            try await IngestRun(
+                deployment: deployment, instanceURLs: [deployment.baseURL], count: count, concurrency: concurrency,
+                customers: Self.customers
+            ).run()
+        }
+        let received = Mutex(0)
+        let router = Router()
+        router.post("hook") { request, _ -> Response in
+            _ = try await request.body.collect(upTo: 1 << 20)
+            received.withLock { $0 += 1 }
+            return Response(status: .ok)
+        }
+        let (bound, continuation) = AsyncStream.makeStream(of: Int.self)
+        let receiver = Application(
+            router: router, configuration: .init(address: .hostname("127.0.0.1", port: 0)),
+            onServerRunning: { continuation.yield($0.localAddress?.port ?? 0) }, logger: options.logger)
+        let (withDelivery, delivered, seconds) = try await withThrowingTaskGroup(
+            of: Void.self, returning: (IngestResult, Int, Double).self
+        ) { group in
+            group.addTask { try await receiver.runService(gracefulShutdownSignals: []) }
+            var ports = bound.makeAsyncIterator()
+            let port = await ports.next() ?? 0
+            var options = self.options
+            options.directory = self.options.directory.appendingPathComponent("webhooks")
+            options.customize = { _, configuration in
+                configuration.webhooks = WebhookSettings(
+                    endpoints: [
+                        try WebhookEndpoint(
+                            name: "bench", url: URL(string: "http://127.0.0.1:\(port)/hook")!,
+                            secrets: [try WebhookSecret("whsec_benchmark_0123456789")])
+                    ],
+                    pollInterval: 0.05)
+            }
+            let result = try await SimulatedDeployment.withRunning(options) { deployment in
+                let start = ContinuousClock.now
+                let ingest = try await IngestRun(
+                    deployment: deployment, instanceURLs: [deployment.baseURL], count: count,
+                    concurrency: concurrency, customers: Self.customers
+                ).run()
+                // Every event written is delivered: wait for the last.
+                while true {
+                    // Numbered here too, so that `events` counts every event written, not only those
+                    // the delivery job has numbered so far.
+                    let (events, pending) = try await deployment.storage.transaction { tx in
+                        _ = try await tx.sequenceEvents(limit: 100_000)
+                        return (try await tx.lastEventPosition(), try await tx.deliveryCounts(endpoint: "bench"))
+                    }
+                    let done = pending[.delivered] ?? 0
+                    if events > 0, done >= events, (pending[.pending] ?? 0) == 0 {
+                        let elapsed = ContinuousClock.now - start
+                        let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
+                        return (ingest, done, seconds)
+                    }
+                    try await Task.sleep(for: .milliseconds(20))
+                }
+            }
+            group.cancelAll()
+            return result
+        }
+        let slowdown = (1 - withDelivery.ingestRate / baseline.ingestRate) * 100
+        print(
+            "webhooks \(storageName): ingest \(Int(baseline.ingestRate))/s without delivery, "
+                + "\(Int(withDelivery.ingestRate))/s with (\(format(slowdown))% slower); "
+                + "\(delivered) events delivered at \(Int(Double(delivered) / seconds))/s "
+                + "(receiver counted \(received.withLock { $0 }))")
+    }
+}

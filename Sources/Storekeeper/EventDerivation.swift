@@ -1,0 +1,234 @@
+public import Foundation
+
+/// What one storage transaction changed, as the processing saw it: each purchase before and after,
+/// each billing event before and after, the transfers and ledger entries. Events are derived from
+/// this (``events(entitlementsBefore:after:)``), so they describe exactly what was written.
+public struct ChangeSet: Sendable {
+    /// Each changed purchase as it was before the transaction (nil: new) and as it is now.
+    public private(set) var purchases: [PurchaseKey: (before: Purchase?, after: Purchase)] = [:]
+    /// The order purchases were first changed in.
+    public private(set) var purchaseOrder: [PurchaseKey] = []
+    public private(set) var refunds: [(before: TransactionRecord?, after: TransactionRecord)] = []
+    public private(set) var transfers: [OwnershipTransfer] = []
+    public private(set) var ledger: [LedgerEntry] = []
+    /// When the earliest store fact applied here was true: entitlements "before" are evaluated just
+    /// before it, so a change whose access had already run out by the clock (a billing failure or
+    /// an expiry reported at its moment) still shows the access it ended.
+    public private(set) var earliestFact: Date?
+
+    public init() {}
+
+    public mutating func factApplied(observedAt: Date) {
+        earliestFact = min(earliestFact ?? observedAt, observedAt)
+    }
+
+    public var isEmpty: Bool { purchases.isEmpty && refunds.isEmpty && transfers.isEmpty && ledger.isEmpty }
+
+    public mutating func purchaseSaved(before: Purchase?, after: Purchase) {
+        if let first = purchases[after.key] {
+            purchases[after.key] = (first.before, after)
+        } else {
+            purchases[after.key] = (before, after)
+            purchaseOrder.append(after.key)
+        }
+    }
+
+    /// Records a billing event merged; only a change of its refund matters to events.
+    public mutating func transactionSaved(before: TransactionRecord?, after: TransactionRecord) {
+        let wasRevoked = before?.fact.revokedAt != nil
+        let isRevoked = after.fact.revokedAt != nil
+        let shareBefore = wasRevoked ? (before?.fact.refundedFraction ?? 0) : 0
+        let shareAfter = isRevoked ? after.fact.refundedFraction : 0
+        guard wasRevoked != isRevoked || shareBefore != shareAfter else { return }
+        refunds.append((before, after))
+    }
+
+    public mutating func transferred(_ transfer: OwnershipTransfer) { transfers.append(transfer) }
+    public mutating func ledgerAppended(_ entry: LedgerEntry) { ledger.append(entry) }
+
+    /// Every customer whose purchases or balances changed (before or after).
+    public var customers: Set<CustomerID> {
+        var result = Set<CustomerID>()
+        for (before, after) in purchases.values {
+            if let id = before?.customerID { result.insert(id) }
+            if let id = after.customerID { result.insert(id) }
+        }
+        for transfer in transfers {
+            result.insert(transfer.from)
+            result.insert(transfer.to)
+        }
+        for entry in ledger { result.insert(entry.customerID) }
+        return result
+    }
+
+    /// The purchases of a customer as they were before this change set, given them as they are now.
+    public func purchasesBefore(_ now: [Purchase], of customer: CustomerID) -> [Purchase] {
+        var byKey = Dictionary(uniqueKeysWithValues: now.map { ($0.key, $0) })
+        for (key, change) in purchases {
+            if let before = change.before, before.customerID == customer {
+                byKey[key] = before
+            } else {
+                byKey[key] = nil
+            }
+        }
+        return Array(byKey.values)
+    }
+}
+
+/// One event before it has an id and a time: its type, the purchase it is about and its details.
+public struct EventDraft: Sendable, Hashable {
+    public var type: EventType
+    public var customerID: CustomerID?
+    public var purchase: Purchase?
+    public var details: EventDetails
+
+    public init(type: EventType, customerID: CustomerID?, purchase: Purchase?, details: EventDetails = EventDetails()) {
+        self.type = type
+        self.customerID = customerID
+        self.purchase = purchase
+        self.details = details
+    }
+}
+
+extension ChangeSet {
+    /// The events this change set makes, in the order they happened: per purchase its lifecycle
+    /// event, then refunds, transfers, balance changes, and last each customer's entitlements that
+    /// started or stopped granting (`entitlementsBefore`/`After` per customer).
+    public func events(
+        entitlementsBefore: [CustomerID: [EntitlementView]], entitlementsAfter: [CustomerID: [EntitlementView]],
+        balancesAfter: [CustomerID: [String: Int]]
+    ) -> [EventDraft] {
+        var drafts: [EventDraft] = []
+        let refundedPurchases = Set(refunds.map(\.after.purchaseKey))
+        for key in purchaseOrder {
+            guard let change = purchases[key] else { continue }
+            let replaced = change.after.replaces.flatMap { purchases[$0]?.before ?? nil }
+            drafts += Self.lifecycle(
+                before: change.before, after: change.after, replaced: replaced,
+                refunded: refundedPurchases.contains(key))
+        }
+        for (_, after) in refunds {
+            let purchase = purchases[after.purchaseKey]?.after
+            let revoked = after.fact.revokedAt != nil
+            var details = EventDetails(transactionID: after.fact.id)
+            if revoked { details.refundedShare = min(max(after.fact.refundedFraction, 0), 1) }
+            drafts.append(
+                EventDraft(
+                    type: revoked ? .purchaseRefunded : .purchaseRefundReversed, customerID: purchase?.customerID,
+                    purchase: purchase, details: details))
+        }
+        for transfer in transfers {
+            drafts.append(
+                EventDraft(
+                    type: .purchaseTransferred, customerID: transfer.to, purchase: purchases[transfer.key]?.after,
+                    details: EventDetails(fromCustomerID: transfer.from, toCustomerID: transfer.to)))
+        }
+        for entry in ledger where entry.amount != 0 {
+            drafts.append(
+                EventDraft(
+                    type: .balanceChanged, customerID: entry.customerID, purchase: nil,
+                    details: EventDetails(
+                        transactionID: entry.transactionID, balance: entry.balance, amount: entry.amount,
+                        balanceAfter: balancesAfter[entry.customerID]?[entry.balance], reason: entry.reason.rawValue)))
+        }
+        for customer in customers.sorted() {
+            let before = Dictionary(
+                (entitlementsBefore[customer] ?? []).map { ($0.name, $0) }, uniquingKeysWith: { first, _ in first })
+            let after = Dictionary(
+                (entitlementsAfter[customer] ?? []).map { ($0.name, $0) }, uniquingKeysWith: { first, _ in first })
+            for name in Set(before.keys).union(after.keys).sorted() {
+                let was = before[name]?.active ?? false
+                let now = after[name]?.active ?? false
+                guard was != now, let view = now ? after[name] : before[name] else { continue }
+                let purchase = purchases[PurchaseKey(store: view.store, id: view.purchaseID)]?.after
+                drafts.append(
+                    EventDraft(
+                        type: now ? .entitlementGranted : .entitlementRevoked, customerID: customer, purchase: purchase,
+                        details: EventDetails(expiresAt: view.expiresAt, entitlement: name)))
+            }
+        }
+        return drafts
+    }
+
+    /// The lifecycle event of one purchase's change (none for a change that means nothing to the
+    /// app's backend, such as an acknowledgement or a purchase superseded by its replacement).
+    static func lifecycle(before: Purchase?, after: Purchase, replaced: Purchase?, refunded: Bool) -> [EventDraft] {
+        func draft(_ type: EventType, _ details: EventDetails = EventDetails()) -> EventDraft {
+            var details = details
+            details.state = after.state
+            details.previousState = details.previousState ?? before?.state
+            details.expiresAt = after.expiresAt
+            details.autoRenew = after.autoRenew
+            return EventDraft(type: type, customerID: after.customerID, purchase: after, details: details)
+        }
+        guard let before else {
+            if let replacedKey = after.replaces, after.kind == .subscription {
+                return [
+                    draft(
+                        .subscriptionProductChanged,
+                        EventDetails(previousProductID: replaced?.productID, replacesPurchaseID: replacedKey.id))
+                ]
+            }
+            return after.state == .superseded ? [] : [draft(.purchaseStarted)]
+        }
+        var drafts: [EventDraft] = []
+        if before.productID != after.productID, after.state != .superseded {
+            drafts.append(draft(.subscriptionProductChanged, EventDetails(previousProductID: before.productID)))
+        }
+        if before.state != after.state {
+            switch (before.state, after.state) {
+            case (_, .superseded), (_, .pending): break
+            case (.active, .canceled): drafts.append(draft(.subscriptionAutoRenewDisabled))
+            case (.canceled, .active):
+                drafts.append(draft(.subscriptionAutoRenewEnabled))
+                if Self.periodMoved(before, after) { drafts.append(draft(.subscriptionRenewed)) }
+            case (.billingRetry, .active), (.gracePeriod, .active), (.paused, .active), (.billingRetry, .canceled),
+                (.gracePeriod, .canceled), (.paused, .canceled):
+                drafts.append(draft(.subscriptionRecovered))
+            case (.expired, .active), (.expired, .canceled), (.superseded, .active):
+                drafts.append(draft(.subscriptionRenewed))
+            case (.pending, .active) where after.kind != .subscription:
+                break
+            case (.pending, .active), (.pending, .canceled):
+                drafts.append(draft(.subscriptionRenewed))
+            case (.revoked, .active), (.revoked, .canceled):
+                // A reversed refund says so through its billing event; otherwise the store gave it back.
+                if !refunded { drafts.append(draft(.purchaseRefundReversed)) }
+            case (_, .billingRetry):
+                drafts.append(draft(after.key.store == .googlePlay ? .subscriptionOnHold : .subscriptionBillingRetry))
+            case (_, .gracePeriod): drafts.append(draft(.subscriptionGracePeriod))
+            case (_, .paused): drafts.append(draft(.subscriptionPaused))
+            case (_, .expired): drafts.append(draft(.subscriptionExpired))
+            case (_, .revoked):
+                // A refund says so with its share; a revocation without one is its own event.
+                if !refunded { drafts.append(draft(.purchaseRevoked)) }
+            default: break
+            }
+        } else if after.kind == .subscription, [.active, .canceled].contains(after.state),
+            Self.periodMoved(before, after)
+        {
+            drafts.append(draft(.subscriptionRenewed))
+        }
+        // Auto-renew reported apart from the state (Google keeps the state active while it is off).
+        if before.state == after.state, let was = before.autoRenew, let now = after.autoRenew, was != now {
+            drafts.append(draft(now ? .subscriptionAutoRenewEnabled : .subscriptionAutoRenewDisabled))
+        }
+        return drafts
+    }
+
+    static func periodMoved(_ before: Purchase, _ after: Purchase) -> Bool {
+        guard let next = after.expiresAt else { return false }
+        guard let previous = before.expiresAt else { return true }
+        return next > previous
+    }
+}
+
+extension EntitlementView {
+    /// The entitlements `purchases` grant at `now` in a deployment with `access`, as the customer
+    /// view shows them.
+    public static func current(
+        of purchases: [Purchase], catalog: Catalog, access: EnvironmentAccess, at now: Date
+    ) -> [EntitlementView] {
+        CustomerView.entitlements(of: purchases.filter(access.admits), catalog: catalog, at: now)
+    }
+}

@@ -1,0 +1,280 @@
+import AsyncHTTPClient
+public import Foundation
+public import Logging
+import NIOCore
+import NIOHTTP1
+public import StoreCore
+public import Storekeeper
+public import StorekeeperStorage
+import Synchronization
+
+/// Delivers events to the configured webhook endpoints (docs/events.md, "Delivery"): at least once,
+/// each event with its id; a customer's events in order (a later one waits until the earlier one is
+/// delivered or dead-lettered); failed attempts retried on ``WebhookSettings/retrySchedule``, then
+/// dead-lettered; redirects never followed. Runs as a leased background job, so one instance among
+/// those sharing the database delivers at a time.
+public final class WebhookDispatcher: Sendable {
+    public let settings: WebhookSettings
+    let storage: any Storage
+    let clock: any WallClock
+    let logger: Logger
+    let metrics: ServerMetrics?
+    /// Made at the first delivery (a deployment without endpoints never opens one); redirects are
+    /// never followed.
+    private let httpClient = Mutex<HTTPClient?>(nil)
+
+    /// What one round did.
+    public struct Round: Sendable, Hashable {
+        public var sequenced = 0
+        public var queued = 0
+        public var delivered = 0
+        public var failed = 0
+        public var deadLettered = 0
+    }
+
+    public convenience init(settings: WebhookSettings, storage: any Storage, clock: any WallClock, logger: Logger) {
+        self.init(settings: settings, storage: storage, clock: clock, logger: logger, metrics: nil)
+    }
+
+    init(settings: WebhookSettings, storage: any Storage, clock: any WallClock, logger: Logger, metrics: ServerMetrics?)
+    {
+        self.settings = settings
+        self.storage = storage
+        self.clock = clock
+        self.logger = logger
+        self.metrics = metrics
+    }
+
+    var client: HTTPClient {
+        let timeout = TimeAmount.milliseconds(Int64(max(settings.timeout, 0.001) * 1000))
+        return httpClient.withLock { client in
+            if let client { return client }
+            let made = HTTPClient(
+                eventLoopGroupProvider: .singleton,
+                configuration: HTTPClient.Configuration(
+                    redirectConfiguration: .disallow, timeout: .init(connect: timeout, read: timeout)))
+            client = made
+            return made
+        }
+    }
+
+    /// Closes the HTTP client, if one was opened; the next delivery opens another.
+    public func shutdown() async throws {
+        let client = httpClient.withLock { client in
+            defer { client = nil }
+            return client
+        }
+        try await client?.shutdown()
+    }
+
+    static let sequenceBatch = 1000
+    static let fanOutBatch = 500
+
+    /// One round: numbers the events committed since the last, queues them for each endpoint that
+    /// takes them, and delivers whatever is due now until nothing is.
+    @discardableResult
+    public func run() async throws -> Round {
+        var round = Round()
+        // Few transactions per round: on SQLite each one takes turns with ingest on the one connection.
+        while true {
+            let (sequenced, queued, more) = try await enqueueNew()
+            round.sequenced += sequenced
+            round.queued += queued
+            if !more { break }
+        }
+        for endpoint in settings.endpoints {
+            try await deliverDue(to: endpoint, round: &round)
+        }
+        return round
+    }
+
+    /// In one transaction: numbers committed events and queues, for each endpoint, those after its
+    /// cursor that it takes, moving the cursor past every event read (taken or not). Returns
+    /// whether more may be waiting.
+    func enqueueNew() async throws -> (sequenced: Int, queued: Int, more: Bool) {
+        let now = clock.now()
+        let endpoints = settings.endpoints
+        return try await storage.transaction { transaction in
+            let sequenced = try await transaction.sequenceEvents(limit: Self.sequenceBatch)
+            var queued = 0
+            var more = sequenced == Self.sequenceBatch
+            for endpoint in endpoints {
+                let name = Self.cursorName(endpoint.name)
+                let after = try await transaction.cursor(name).flatMap { Int($0) } ?? 0
+                let events = try await transaction.events(
+                    after: after, customer: nil, types: [], limit: Self.fanOutBatch)
+                guard let last = events.last?.position else { continue }
+                let taken = events.filter(endpoint.admits)
+                try await transaction.enqueueDeliveries(endpoint: endpoint.name, events: taken, now: now)
+                try await transaction.setCursor(name, to: String(last))
+                queued += taken.count
+                if events.count == Self.fanOutBatch { more = true }
+            }
+            return (sequenced, queued, more)
+        }
+    }
+
+    /// Gives positions to committed events (also run by the feed before it reads).
+    func sequence() async throws -> Int {
+        var total = 0
+        while true {
+            let count = try await storage.transaction { try await $0.sequenceEvents(limit: Self.sequenceBatch) }
+            total += count
+            if count < Self.sequenceBatch { return total }
+        }
+    }
+
+    static func cursorName(_ endpoint: String) -> String { "webhook.\(endpoint)" }
+
+    /// Sends what is due to `endpoint`, a batch at a time, until nothing is due now: each batch's
+    /// outcomes are recorded in the transaction that reads the next batch (and, at the end, the lag).
+    func deliverDue(to endpoint: WebhookEndpoint, round: inout Round) async throws {
+        var outcomes: [(DeliveryAttempt, EventDelivery)] = []
+        while true {
+            let now = clock.now()
+            let limit = max(settings.concurrency, 1)
+            let recorded = outcomes
+            let (due, oldestPending) = try await storage.transaction { transaction in
+                for (attempt, delivery) in recorded {
+                    try await transaction.recordDeliveryAttempt(attempt, delivery: delivery)
+                }
+                let due = try await transaction.dueDeliveries(endpoint: endpoint.name, now: now, limit: limit)
+                let oldest = due.isEmpty ? try await transaction.oldestPendingDelivery(endpoint: endpoint.name) : nil
+                return (due, oldest)
+            }
+            count(recorded, for: endpoint, in: &round)
+            if due.isEmpty {
+                metrics?.webhookLag(
+                    endpoint: endpoint.name, seconds: oldestPending.map { max(now.timeIntervalSince($0), 0) } ?? 0)
+                return
+            }
+            outcomes = await withTaskGroup(of: (DeliveryAttempt, EventDelivery).self) { group in
+                for delivery in due { group.addTask { await self.attempt(delivery, to: endpoint) } }
+                var outcomes: [(DeliveryAttempt, EventDelivery)] = []
+                for await outcome in group { outcomes.append(outcome) }
+                return outcomes
+            }
+        }
+    }
+
+    /// Counts recorded outcomes in the round and the metrics.
+    func count(_ outcomes: [(DeliveryAttempt, EventDelivery)], for endpoint: WebhookEndpoint, in round: inout Round) {
+        for (attempt, delivery) in outcomes {
+            let result: String
+            switch delivery.status {
+            case .delivered:
+                round.delivered += 1
+                result = "delivered"
+            case .dead:
+                round.deadLettered += 1
+                result = "dead"
+                logger.warning(
+                    "webhook delivery dead-lettered after its last retry",
+                    metadata: [
+                        "endpoint": "\(endpoint.name)", "event": "\(delivery.eventID)",
+                        "error": "\(attempt.error ?? attempt.statusCode.map { "HTTP \($0)" } ?? "")",
+                    ])
+            case .pending:
+                round.failed += 1
+                result = "failed"
+            }
+            metrics?.webhookAttempt(endpoint: endpoint.name, result: result, latency: attempt.latencyMilliseconds)
+        }
+    }
+
+    /// Sends one delivery and works out its next state; never throws (a failure is an outcome).
+    func attempt(_ delivery: EventDelivery, to endpoint: WebhookEndpoint) async -> (DeliveryAttempt, EventDelivery) {
+        let timestamp = Int(clock.now().timeIntervalSince1970)
+        var request = HTTPClientRequest(url: endpoint.url.absoluteString)
+        request.method = .POST
+        request.headers.add(name: "Content-Type", value: "application/json")
+        request.headers.add(name: "User-Agent", value: "storekeeper-webhooks")
+        request.headers.add(name: "Storekeeper-Event-Id", value: delivery.eventID.uuidString)
+        request.headers.add(name: "Storekeeper-Event-Type", value: delivery.eventType.rawValue)
+        request.headers.add(
+            name: WebhookSignature.headerName,
+            value: WebhookSignature.header(timestamp: timestamp, body: delivery.body, secrets: endpoint.secrets))
+        request.body = .bytes(ByteBuffer(data: delivery.body))
+        let started = ContinuousClock.now
+        var statusCode: Int?
+        var failure: String?
+        do {
+            let response = try await client.execute(request, timeout: .milliseconds(Int64(settings.timeout * 1000)))
+            statusCode = Int(response.status.code)
+            // The answer's body means nothing; read (a bounded amount of) it so the connection is reusable.
+            for try await _ in response.body {}
+            if !(200..<300).contains(Int(response.status.code)) {
+                failure =
+                    (300..<400).contains(Int(response.status.code))
+                    ? "HTTP \(response.status.code): redirects are not followed" : "HTTP \(response.status.code)"
+            }
+        } catch {
+            failure = Self.describe(error)
+        }
+        let elapsed = ContinuousClock.now - started
+        let latency = Int(elapsed.components.seconds * 1000 + elapsed.components.attoseconds / 1_000_000_000_000_000)
+        let now = clock.now()
+        var next = delivery
+        next.attempts += 1
+        next.lastStatusCode = statusCode
+        next.lastError = failure
+        if failure == nil {
+            next.status = .delivered
+            next.deliveredAt = now
+            next.nextAttemptAt = nil
+        } else if next.attempts > settings.retrySchedule.count {
+            next.status = .dead
+            next.nextAttemptAt = nil
+        } else {
+            next.nextAttemptAt = now.addingTimeInterval(settings.retrySchedule[next.attempts - 1])
+        }
+        let attempt = DeliveryAttempt(
+            endpoint: endpoint.name, eventID: delivery.eventID, position: delivery.position, attempt: next.attempts,
+            attemptedAt: now, statusCode: statusCode, latencyMilliseconds: latency, error: failure)
+        return (attempt, next)
+    }
+
+    /// A failure's cause in a few words: never the body, the URL's query or a secret.
+    static func describe(_ error: any Error) -> String {
+        if let error = error as? HTTPClientError {
+            switch error {
+            case .deadlineExceeded, .readTimeout, .connectTimeout: return "timed out"
+            case .remoteConnectionClosed: return "connection closed by the receiver"
+            default: return "HTTP client error: \(error)"
+            }
+        }
+        return "\(type(of: error)): \(error)"
+    }
+
+    // MARK: Operations through the API
+
+    /// Queues one event again for `endpoint`, from its first attempt.
+    public func redeliver(_ eventID: UUID, to endpointName: String) async throws {
+        guard let endpoint = settings.endpoint(named: endpointName) else {
+            throw ServerError(.webhookNotFound, "no webhook endpoint named \(endpointName) is configured")
+        }
+        let now = clock.now()
+        _ = try await sequence()
+        try await storage.transaction { transaction in
+            guard let event = try await transaction.event(id: eventID), event.position != nil else {
+                throw ServerError(.eventNotFound, "no event has id \(eventID.uuidString.lowercased())")
+            }
+            try await transaction.enqueueDeliveries(endpoint: endpoint.name, events: [event], now: now)
+        }
+    }
+
+    /// Moves `endpoint`'s cursor back to `after` (0: the beginning): every event after it that the
+    /// endpoint takes is delivered again, in order.
+    public func replay(to endpointName: String, after position: Int) async throws {
+        guard let endpoint = settings.endpoint(named: endpointName) else {
+            throw ServerError(.webhookNotFound, "no webhook endpoint named \(endpointName) is configured")
+        }
+        try await storage.transaction { transaction in
+            let exists = position == 0 ? true : try await transaction.eventExists(position: position)
+            guard exists else {
+                throw ServerError(.unknownCursor, "no event has position \(position)")
+            }
+            try await transaction.setCursor(Self.cursorName(endpoint.name), to: String(position))
+        }
+    }
+}

@@ -1,0 +1,236 @@
+import Foundation
+import SQLKit
+import Storekeeper
+
+// The outbox (`events`) and the webhook delivery queue and log (migration 9).
+extension SQLStorageTransaction {
+    private static let eventColumns =
+        "position, id, type, customer_id, environment, ordering_key, occurred_at, body"
+
+    private func storedEvent(from row: any SQLRow) throws -> StoredEvent {
+        let reader = RowReader(row: row, table: "events")
+        return StoredEvent(
+            position: try reader.decodeIfPresent("position", as: Int.self), id: try reader.uuid("id"),
+            type: try reader.raw("type", as: EventType.self),
+            customerID: try reader.optionalString("customer_id").map { CustomerID($0) },
+            environment: try reader.optionalRaw("environment", as: PurchaseEnvironment.self),
+            orderingKey: try reader.string("ordering_key"), occurredAt: try reader.date("occurred_at"),
+            body: try reader.data("body"))
+    }
+
+    func appendEvents(_ events: [StoredEvent]) async throws {
+        guard !events.isEmpty else { return }
+        let values = events.map { event -> SQLQueryString in
+            """
+            (\(bind: event.id.uuidString.lowercased()), \(bind: event.type.rawValue), \(bind: event.customerID?.rawValue),
+             \(bind: event.environment?.rawValue), \(bind: event.orderingKey),
+             \(bind: StoredTime.milliseconds(event.occurredAt)), \(flavor.blob(event.body)))
+            """
+        }
+        try await run(
+            """
+            INSERT INTO events (id, type, customer_id, environment, ordering_key, occurred_at, body)
+            VALUES \(values.joined(separator: ", "))
+            """)
+    }
+
+    func sequenceEvents(limit: Int) async throws -> Int {
+        guard limit > 0 else { return 0 }
+        // PostgreSQL commits in any order, so positions are given by one numbering at a time (under
+        // a lock), to rows already committed, above the highest given: never below one a reader
+        // has passed. SQLite commits one transaction at a time, in `seq` order, so the same
+        // statement numbers the same way there.
+        try await lock("events:sequence")
+        let numbered = try await rows(
+            """
+            WITH next AS (
+                SELECT seq AS next_seq,
+                       (SELECT COALESCE(MAX(position), 0) FROM events) + ROW_NUMBER() OVER (ORDER BY seq) AS next_position
+                FROM events WHERE position IS NULL ORDER BY seq LIMIT \(bind: limit)
+            )
+            UPDATE events SET position = (SELECT next_position FROM next WHERE next_seq = events.seq)
+            WHERE seq IN (SELECT next_seq FROM next)
+            RETURNING seq
+            """)
+        return numbered.count
+    }
+
+    func events(after position: Int, customer: CustomerID?, types: Set<EventType>, limit: Int) async throws
+        -> [StoredEvent]
+    {
+        var conditions: [SQLQueryString] = ["position > \(bind: position)"]
+        if let customer { conditions.append("customer_id = \(bind: customer.rawValue)") }
+        if !types.isEmpty {
+            let list = types.sorted().map { "\(bind: $0.rawValue)" as SQLQueryString }
+            conditions.append("type IN (\(list.joined(separator: ", ")))")
+        }
+        return try await rows(
+            """
+            SELECT \(unsafeRaw: Self.eventColumns) FROM events
+            WHERE \(conditions.joined(separator: " AND "))
+            ORDER BY position LIMIT \(bind: max(limit, 0))
+            """
+        ).map(storedEvent(from:))
+    }
+
+    func event(id: UUID) async throws -> StoredEvent? {
+        try await row(
+            "SELECT \(unsafeRaw: Self.eventColumns) FROM events WHERE id = \(bind: id.uuidString.lowercased())"
+        ).map(storedEvent(from:))
+    }
+
+    func eventExists(position: Int) async throws -> Bool {
+        try await row("SELECT position FROM events WHERE position = \(bind: position)") != nil
+    }
+
+    func lastEventPosition() async throws -> Int {
+        guard let found = try await row("SELECT CAST(COALESCE(MAX(position), 0) AS BIGINT) AS last FROM events")
+        else { return 0 }
+        return try RowReader(row: found, table: "events").int("last")
+    }
+
+    // MARK: Webhook deliveries
+
+    private static let deliveryColumns = """
+        d.endpoint, d.position, d.event_id, d.event_type, d.ordering_key, d.status, d.attempts, d.next_attempt_at,
+        d.last_status, d.last_error, d.delivered_at, d.occurred_at
+        """
+
+    private func delivery(from row: any SQLRow, withBody: Bool) throws -> EventDelivery {
+        let reader = RowReader(row: row, table: "webhook_deliveries")
+        return EventDelivery(
+            endpoint: try reader.string("endpoint"), position: try reader.int("position"),
+            eventID: try reader.uuid("event_id"), eventType: try reader.raw("event_type", as: EventType.self),
+            orderingKey: try reader.string("ordering_key"),
+            status: try reader.raw("status", as: EventDelivery.Status.self), attempts: try reader.int("attempts"),
+            nextAttemptAt: try reader.optionalDate("next_attempt_at"),
+            lastStatusCode: try reader.decodeIfPresent("last_status", as: Int.self),
+            lastError: try reader.optionalString("last_error"), deliveredAt: try reader.optionalDate("delivered_at"),
+            occurredAt: try reader.date("occurred_at"), body: withBody ? try reader.data("body") : Data())
+    }
+
+    func enqueueDeliveries(endpoint: String, events: [StoredEvent], now: Date) async throws {
+        let numbered = events.compactMap { event in event.position.map { (event, $0) } }
+        guard !numbered.isEmpty else { return }
+        let due = StoredTime.milliseconds(now)
+        let values = numbered.map { event, position -> SQLQueryString in
+            """
+            (\(bind: endpoint), \(bind: position), \(bind: event.id.uuidString.lowercased()),
+             \(bind: event.type.rawValue), \(bind: event.orderingKey), 'pending', 0, \(bind: due),
+             \(bind: StoredTime.milliseconds(event.occurredAt)))
+            """
+        }
+        try await run(
+            """
+            INSERT INTO webhook_deliveries
+                (endpoint, position, event_id, event_type, ordering_key, status, attempts, next_attempt_at, occurred_at)
+            VALUES \(values.joined(separator: ", "))
+            ON CONFLICT (endpoint, position) DO UPDATE SET
+                status = 'pending', attempts = 0, next_attempt_at = excluded.next_attempt_at, last_status = NULL,
+                last_error = NULL, delivered_at = NULL
+            """)
+    }
+
+    func dueDeliveries(endpoint: String, now: Date, limit: Int) async throws -> [EventDelivery] {
+        guard limit > 0 else { return [] }
+        return try await rows(
+            """
+            SELECT \(unsafeRaw: Self.deliveryColumns), e.body FROM webhook_deliveries d
+            JOIN events e ON e.position = d.position
+            WHERE d.endpoint = \(bind: endpoint) AND d.status = 'pending'
+              AND d.next_attempt_at <= \(bind: StoredTime.milliseconds(now))
+              AND NOT EXISTS (
+                SELECT 1 FROM webhook_deliveries earlier
+                WHERE earlier.endpoint = d.endpoint AND earlier.status = 'pending'
+                  AND earlier.ordering_key = d.ordering_key AND earlier.position < d.position)
+            ORDER BY d.position LIMIT \(bind: limit)
+            """
+        ).map { try delivery(from: $0, withBody: true) }
+    }
+
+    func nextDeliveryDue(endpoint: String) async throws -> Date? {
+        guard
+            let found = try await row(
+                """
+                SELECT MIN(next_attempt_at) AS due FROM webhook_deliveries
+                WHERE endpoint = \(bind: endpoint) AND status = 'pending'
+                """)
+        else { return nil }
+        return try RowReader(row: found, table: "webhook_deliveries").optionalDate("due")
+    }
+
+    func recordDeliveryAttempt(_ attempt: DeliveryAttempt, delivery: EventDelivery) async throws {
+        try await run(
+            """
+            UPDATE webhook_deliveries SET status = \(bind: delivery.status.rawValue), attempts = \(bind: delivery.attempts),
+                next_attempt_at = \(bind: StoredTime.milliseconds(delivery.nextAttemptAt)),
+                last_status = \(bind: delivery.lastStatusCode), last_error = \(bind: delivery.lastError),
+                delivered_at = \(bind: StoredTime.milliseconds(delivery.deliveredAt))
+            WHERE endpoint = \(bind: delivery.endpoint) AND position = \(bind: delivery.position)
+            """)
+        try await run(
+            """
+            INSERT INTO webhook_attempts
+                (endpoint, event_id, position, attempt, attempted_at, status_code, latency_ms, error)
+            VALUES (\(bind: attempt.endpoint), \(bind: attempt.eventID.uuidString.lowercased()), \(bind: attempt.position),
+                    \(bind: attempt.attempt), \(bind: StoredTime.milliseconds(attempt.attemptedAt)),
+                    \(bind: attempt.statusCode), \(bind: attempt.latencyMilliseconds), \(bind: attempt.error))
+            """)
+    }
+
+    func deliveries(endpoint: String, status: EventDelivery.Status?, limit: Int) async throws -> [EventDelivery] {
+        let statusCondition: SQLQueryString = status.map { " AND d.status = \(bind: $0.rawValue)" } ?? ""
+        return try await rows(
+            """
+            SELECT \(unsafeRaw: Self.deliveryColumns) FROM webhook_deliveries d
+            WHERE d.endpoint = \(bind: endpoint)\(statusCondition)
+            ORDER BY d.position LIMIT \(bind: max(limit, 0))
+            """
+        ).map { try delivery(from: $0, withBody: false) }
+    }
+
+    func deliveryAttempts(endpoint: String, eventID: UUID?, limit: Int) async throws -> [DeliveryAttempt] {
+        let eventCondition: SQLQueryString =
+            eventID.map { " AND event_id = \(bind: $0.uuidString.lowercased())" } ?? ""
+        return try await rows(
+            """
+            SELECT endpoint, event_id, position, attempt, attempted_at, status_code, latency_ms, error
+            FROM webhook_attempts WHERE endpoint = \(bind: endpoint)\(eventCondition)
+            ORDER BY seq DESC LIMIT \(bind: max(limit, 0))
+            """
+        ).map { row in
+            let reader = RowReader(row: row, table: "webhook_attempts")
+            return DeliveryAttempt(
+                endpoint: try reader.string("endpoint"), eventID: try reader.uuid("event_id"),
+                position: try reader.int("position"), attempt: try reader.int("attempt"),
+                attemptedAt: try reader.date("attempted_at"),
+                statusCode: try reader.decodeIfPresent("status_code", as: Int.self),
+                latencyMilliseconds: try reader.int("latency_ms"), error: try reader.optionalString("error"))
+        }
+    }
+
+    func deliveryCounts(endpoint: String) async throws -> [EventDelivery.Status: Int] {
+        var counts = Dictionary(uniqueKeysWithValues: EventDelivery.Status.allCases.map { ($0, 0) })
+        for row in try await rows(
+            """
+            SELECT status, CAST(COUNT(*) AS BIGINT) AS count FROM webhook_deliveries
+            WHERE endpoint = \(bind: endpoint) GROUP BY status
+            """)
+        {
+            let reader = RowReader(row: row, table: "webhook_deliveries")
+            counts[try reader.raw("status", as: EventDelivery.Status.self)] = try reader.int("count")
+        }
+        return counts
+    }
+
+    func oldestPendingDelivery(endpoint: String) async throws -> Date? {
+        guard
+            let found = try await row(
+                """
+                SELECT MIN(occurred_at) AS oldest FROM webhook_deliveries
+                WHERE endpoint = \(bind: endpoint) AND status = 'pending'
+                """)
+        else { return nil }
+        return try RowReader(row: found, table: "webhook_deliveries").optionalDate("oldest")
+    }
+}

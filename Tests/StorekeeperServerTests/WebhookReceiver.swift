@@ -1,0 +1,97 @@
+import Crypto
+import Foundation
+import HTTPTypes
+import Hummingbird
+import NIOCore
+import Synchronization
+
+/// A real HTTP receiver of webhooks on loopback, for the delivery tests: it records each request
+/// and answers as told (2xx, a status, or only after a delay).
+final class WebhookReceiver: Sendable {
+    struct Received: Sendable {
+        var body: Data
+        var signature: String
+        var eventID: String
+        var type: String
+        /// Whether this request was answered 2xx (the server may consider it delivered).
+        var accepted: Bool
+    }
+
+    enum Answer: Sendable {
+        case ok
+        case status(Int)
+        case slow(Duration)
+    }
+
+    private let state = Mutex<(answer: Answer, received: [Received])>((.ok, []))
+
+    func answer(_ answer: Answer) { state.withLock { $0.answer = answer } }
+    var received: [Received] { state.withLock { $0.received } }
+    /// What was accepted, deduplicated by event id (what a receiver following the docs keeps).
+    var acceptedOnce: [Received] {
+        var seen = Set<String>()
+        return received.filter { $0.accepted && seen.insert($0.eventID).inserted }
+    }
+
+    /// A free loopback port (bound, then released).
+    static func freePort() async throws -> Int {
+        let receiver = WebhookReceiver()
+        return try await receiver.run(port: 0) { $0 }
+    }
+
+    /// Runs the receiver on `port` (0: any) while `body` runs; `body` gets the port.
+    func run<Result: Sendable>(port: Int, _ body: (Int) async throws -> Result) async throws -> Result {
+        let router = Router()
+        router.post("hook") { request, _ -> Response in
+            let data = Data(buffer: try await request.body.collect(upTo: 1 << 20))
+            let answer = self.state.withLock { $0.answer }
+            let accepted: Bool
+            switch answer {
+            case .ok, .slow: accepted = true
+            case .status(let code): accepted = (200..<300).contains(code)
+            }
+            if case .slow(let delay) = answer { try await Task.sleep(for: delay) }
+            self.state.withLock {
+                $0.received.append(
+                    Received(
+                        body: data, signature: request.headers[HTTPField.Name("Storekeeper-Signature")!] ?? "",
+                        eventID: request.headers[HTTPField.Name("Storekeeper-Event-Id")!] ?? "",
+                        type: request.headers[HTTPField.Name("Storekeeper-Event-Type")!] ?? "", accepted: accepted))
+            }
+            if case .status(let code) = answer { return Response(status: .init(code: code)) }
+            return Response(status: .ok)
+        }
+        let (bound, continuation) = AsyncStream.makeStream(of: Int.self)
+        let app = Application(
+            router: router, configuration: .init(address: .hostname("127.0.0.1", port: port)),
+            onServerRunning: { continuation.yield($0.localAddress?.port ?? 0) }, logger: TemporaryStorage.quietLogger)
+        return try await withThrowingTaskGroup(of: Void.self) { group in
+            group.addTask { try await app.runService(gracefulShutdownSignals: []) }
+            var ports = bound.makeAsyncIterator()
+            let actual = await ports.next() ?? port
+            do {
+                let result = try await body(actual)
+                group.cancelAll()
+                return result
+            } catch {
+                group.cancelAll()
+                throw error
+            }
+        }
+    }
+
+    /// Checks a delivery's signature header with HMAC-SHA256 computed here, independently of the
+    /// server's code: `t=<seconds>,v1=<hex>[,v1=<hex>]` over "<t>.<body>".
+    static func signatureMatches(_ header: String, body: Data, secret: String) -> Bool {
+        let parts = header.split(separator: ",").map { $0.split(separator: "=", maxSplits: 1).map(String.init) }
+        guard let timestamp = parts.first(where: { $0.first == "t" })?.last else { return false }
+        let expected = HMAC<SHA256>.authenticationCode(
+            for: Data("\(timestamp).".utf8) + body, using: SymmetricKey(data: Data(secret.utf8))
+        ).map { String(format: "%02x", $0) }.joined()
+        return parts.contains { $0.first == "v1" && $0.last == expected }
+    }
+
+    static func timestamp(_ header: String) -> Int? {
+        header.split(separator: ",").first { $0.hasPrefix("t=") }.flatMap { Int($0.dropFirst(2)) }
+    }
+}

@@ -1,0 +1,93 @@
+import Foundation
+import Storekeeper
+import Testing
+
+/// Which events a change makes (`ChangeSet.events`), without storage.
+@Suite struct EventDerivationTests {
+    let now = Date(timeIntervalSince1970: 1_800_000_000)
+    let alice = CustomerID("alice")
+
+    func purchase(
+        _ state: SubscriptionState, store: Store = .appStore, product: String = "monthly",
+        expiresIn: TimeInterval = 3600,
+        autoRenew: Bool? = true
+    ) -> Purchase {
+        Purchase(
+            key: PurchaseKey(store: store, id: "1"), customerID: alice, app: AppID("com.example.app"),
+            productID: product, kind: .subscription, environment: .production, state: state,
+            expiresAt: now.addingTimeInterval(expiresIn), autoRenew: autoRenew, observedAt: now)
+    }
+
+    func types(_ before: Purchase?, _ after: Purchase) -> [EventType] {
+        var changes = ChangeSet()
+        changes.purchaseSaved(before: before, after: after)
+        return changes.events(entitlementsBefore: [:], entitlementsAfter: [:], balancesAfter: [:]).map(\.type)
+    }
+
+    @Test func lifecycleTransitions() {
+        #expect(types(nil, purchase(.active)) == [.purchaseStarted])
+        #expect(types(purchase(.active), purchase(.active, expiresIn: 86_400)) == [.subscriptionRenewed])
+        #expect(types(purchase(.active), purchase(.canceled, autoRenew: false)) == [.subscriptionAutoRenewDisabled])
+        #expect(types(purchase(.canceled, autoRenew: false), purchase(.active)) == [.subscriptionAutoRenewEnabled])
+        #expect(types(purchase(.active), purchase(.billingRetry)) == [.subscriptionBillingRetry])
+        #expect(
+            types(purchase(.active, store: .googlePlay), purchase(.billingRetry, store: .googlePlay)) == [
+                .subscriptionOnHold
+            ])
+        #expect(types(purchase(.active), purchase(.gracePeriod)) == [.subscriptionGracePeriod])
+        #expect(types(purchase(.billingRetry), purchase(.active)) == [.subscriptionRecovered])
+        #expect(types(purchase(.active), purchase(.paused)) == [.subscriptionPaused])
+        #expect(types(purchase(.canceled), purchase(.expired)) == [.subscriptionExpired])
+        #expect(types(purchase(.expired), purchase(.active, expiresIn: 86_400)) == [.subscriptionRenewed])
+        #expect(types(purchase(.active), purchase(.revoked)) == [.purchaseRevoked])
+        #expect(types(purchase(.active), purchase(.active, product: "yearly")) == [.subscriptionProductChanged])
+        // Google keeps the state while auto-renew is off.
+        #expect(
+            types(purchase(.active, autoRenew: true), purchase(.active, autoRenew: false)) == [
+                .subscriptionAutoRenewDisabled
+            ])
+        // Nothing the app's backend needs: a superseded token, a pending one.
+        #expect(types(purchase(.active), purchase(.superseded)).isEmpty)
+        #expect(types(purchase(.active), purchase(.active)).isEmpty)
+    }
+
+    @Test func aRefundIsOneEventWithItsShareNotAlsoARevocation() {
+        var changes = ChangeSet()
+        changes.purchaseSaved(before: purchase(.active), after: purchase(.revoked))
+        let sold = TransactionFact(id: "t1", productID: "monthly", purchasedAt: now, observedAt: now)
+        var refunded = sold
+        refunded.revokedAt = now
+        refunded.refundedFraction = 0.25
+        let key = PurchaseKey(store: .appStore, id: "1")
+        changes.transactionSaved(
+            before: TransactionRecord(purchaseKey: key, fact: sold),
+            after: TransactionRecord(purchaseKey: key, fact: refunded))
+        let events = changes.events(entitlementsBefore: [:], entitlementsAfter: [:], balancesAfter: [:])
+        #expect(events.map(\.type) == [.purchaseRefunded])
+        #expect(events.first?.details.refundedShare == 0.25)
+        #expect(events.first?.details.transactionID == "t1")
+        // The same billing event merged again changes nothing.
+        var repeated = ChangeSet()
+        repeated.transactionSaved(
+            before: TransactionRecord(purchaseKey: key, fact: refunded),
+            after: TransactionRecord(purchaseKey: key, fact: refunded))
+        #expect(repeated.isEmpty)
+    }
+
+    @Test func entitlementsThatStartOrStopGrantingAreEvents() {
+        let catalog = Catalog([
+            CatalogProduct(id: "monthly", store: .appStore, kind: .subscription, entitlements: ["pro"])
+        ])
+        let before = EntitlementView.current(
+            of: [purchase(.active)], catalog: catalog, access: EnvironmentAccess(), at: now)
+        let after = EntitlementView.current(
+            of: [purchase(.billingRetry)], catalog: catalog, access: EnvironmentAccess(), at: now)
+        var changes = ChangeSet()
+        changes.purchaseSaved(before: purchase(.active), after: purchase(.billingRetry))
+        let events = changes.events(
+            entitlementsBefore: [alice: before], entitlementsAfter: [alice: after], balancesAfter: [:])
+        #expect(events.map(\.type) == [.subscriptionBillingRetry, .entitlementRevoked])
+        #expect(events.last?.details.entitlement == "pro")
+        #expect(EventType.all.allSatisfy(\.isKnown) && !EventType("x.y").isKnown)
+    }
+}
