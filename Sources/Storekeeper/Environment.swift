@@ -10,21 +10,9 @@ public enum PurchaseEnvironment: String, Sendable, Hashable, Codable, CaseIterab
 
 /// The store's own id of an app: an App Store bundle id or a Google Play package name. Every
 /// purchase records the app it belongs to, and every store call made for it uses that app.
-public struct AppID: RawRepresentable, Sendable, Hashable, Codable, Comparable, CustomStringConvertible {
+public struct AppID: StringValue {
     public var rawValue: String
     public init(rawValue: String) { self.rawValue = rawValue }
-    public init(_ rawValue: String) { self.rawValue = rawValue }
-    public var description: String { rawValue }
-    public static func < (lhs: Self, rhs: Self) -> Bool { lhs.rawValue < rhs.rawValue }
-
-    public init(from decoder: any Decoder) throws {
-        rawValue = try decoder.singleValueContainer().decode(String.self)
-    }
-
-    public func encode(to encoder: any Encoder) throws {
-        var container = encoder.singleValueContainer()
-        try container.encode(rawValue)
-    }
 }
 
 /// One app in one store: a bundle id and a package name may be spelled alike, so an app is only

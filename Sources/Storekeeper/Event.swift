@@ -4,21 +4,9 @@ public import Foundation
 ///
 /// Open like the stores' enums: a type this build does not know (written by a newer one) keeps its
 /// raw value. Adding a type is one constant here and one row in ``all`` and in docs/events.md.
-public struct EventType: RawRepresentable, Sendable, Hashable, Codable, Comparable, CustomStringConvertible {
+public struct EventType: StringValue {
     public var rawValue: String
     public init(rawValue: String) { self.rawValue = rawValue }
-    public init(_ rawValue: String) { self.rawValue = rawValue }
-    public var description: String { rawValue }
-    public static func < (lhs: Self, rhs: Self) -> Bool { lhs.rawValue < rhs.rawValue }
-
-    public init(from decoder: any Decoder) throws {
-        rawValue = try decoder.singleValueContainer().decode(String.self)
-    }
-
-    public func encode(to encoder: any Encoder) throws {
-        var container = encoder.singleValueContainer()
-        try container.encode(rawValue)
-    }
 
     /// A purchase the server had not seen: a new subscription or a one-time purchase.
     public static let purchaseStarted = Self("purchase.started")

@@ -5,12 +5,9 @@ public enum Store: String, Sendable, Hashable, Codable, CaseIterable {
 }
 
 /// The app's own id for a customer: an opaque string the app chooses.
-public struct CustomerID: RawRepresentable, Sendable, Hashable, Codable, Comparable, CustomStringConvertible {
+public struct CustomerID: StringValue {
     public var rawValue: String
     public init(rawValue: String) { self.rawValue = rawValue }
-    public init(_ rawValue: String) { self.rawValue = rawValue }
-    public var description: String { rawValue }
-    public static func < (lhs: Self, rhs: Self) -> Bool { lhs.rawValue < rhs.rawValue }
 
     /// The longest id accepted; ids are keys, not documents.
     public static let maxLength = 256

@@ -28,12 +28,11 @@ public struct AppliedOffer: Sendable, Hashable, Codable {
 }
 
 /// What kind of offer: open, as stores add kinds (an unknown one keeps its raw value).
-public struct OfferKind: RawRepresentable, Sendable, Hashable, Codable, CustomStringConvertible {
+public struct OfferKind: StringValue {
     public let rawValue: String
     public init(rawValue: String) { self.rawValue = rawValue }
     public static let introductory = Self(rawValue: "introductory")
     public static let promotional = Self(rawValue: "promotional")
     public static let offerCode = Self(rawValue: "offer_code")
     public static let winBack = Self(rawValue: "win_back")
-    public var description: String { rawValue }
 }
