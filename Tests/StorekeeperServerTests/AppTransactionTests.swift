@@ -132,4 +132,37 @@ import Testing
             #expect(link?.customerID == CustomerID("cal"))
         }
     }
+
+    @Test(arguments: ServerBackend.available)
+    func aTransactionWithoutAppTransactionIdGetsItFromGetAppTransactionInfo(_ backend: ServerBackend) async throws {
+        try await ServerHarness.run(on: backend) { h in
+            let store = h.simulator.appStore
+            let token = try await h.createCustomer("fin")
+            // Bought outside the app, from before Apple carried appTransactionId.
+            let old = try store.purchase(customer: "fin", product: "lifetime.unlock")
+            try store.predateAppTransactionId(transactionId: old.transactionId)
+            #expect(store.transaction(old.transactionId)?.appTransactionId == nil)
+            let submitted = try await h.request(
+                .POST, "/v1/customers/fin/purchases/app-store", json: #"{"transactionId": "\#(old.transactionId)"}"#)
+            #expect(submitted.status == 200)
+            let stored = try await h.storage.transaction { try await $0.purchase(.appStore(old.originalTransactionId)) }
+            let expected = try await h.simulatorAppTransactionID(customer: "fin")
+            #expect(stored?.appTransactionID == expected)
+            #expect(stored?.customerID == CustomerID("fin"))
+            _ = token
+        }
+    }
+}
+
+extension ServerHarness {
+    /// The customer's appTransactionId as the simulated App Store knows it (read from their signed
+    /// app transaction).
+    func simulatorAppTransactionID(customer: String) async throws -> String? {
+        let jws = try simulator.appStore.signedAppTransaction(customer: customer, bundleId: ServerHarness.bundleID)
+        let payload = try #require(jws.split(separator: ".").dropFirst().first)
+        var base64 = payload.replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
+        base64 += String(repeating: "=", count: (4 - base64.count % 4) % 4)
+        let object = try JSONSerialization.jsonObject(with: try #require(Data(base64Encoded: base64)))
+        return (object as? [String: Any])?["appTransactionId"] as? String
+    }
 }

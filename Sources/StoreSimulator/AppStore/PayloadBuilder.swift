@@ -6,7 +6,7 @@ enum PayloadBuilder {
     static func transaction(_ record: TransactionRecord, app: SimulatedApp, signedDate: Date) -> JWSTransaction {
         JWSTransaction(
             appAccountToken: record.appAccountToken?.uuidString.lowercased(),
-            appTransactionId: record.appTransactionId,
+            appTransactionId: record.predatesAppTransactionId ? nil : record.appTransactionId,
             bundleId: record.bundleId,
             currency: record.currency,
             environment: record.environment,

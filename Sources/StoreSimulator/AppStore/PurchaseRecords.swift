@@ -34,6 +34,8 @@ struct TransactionRecord: Sendable, Hashable {
     var isUpgraded = false
     var revocation: RevocationRecord?
     var refundRequested = false
+    /// Signed without `appTransactionId`, as transactions from before Apple added it are.
+    var predatesAppTransactionId = false
 }
 
 /// Where an auto-renewable subscription is in its lifecycle.

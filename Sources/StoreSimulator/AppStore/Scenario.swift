@@ -251,6 +251,15 @@ extension AppStoreSimulation {
         try changeProduct(originalTransactionId, to: productId)
     }
 
+    /// Makes a transaction one from before Apple carried `appTransactionId`: it is signed without
+    /// it (Get App Transaction Info still knows it).
+    public func predateAppTransactionId(transactionId: String) throws(AppStoreSimulationError) {
+        try mutate { (state, _) throws(AppStoreSimulationError) in
+            guard state.transactions[transactionId] != nil else { throw .unknownTransaction(transactionId) }
+            state.transactions[transactionId]?.predatesAppTransactionId = true
+        }
+    }
+
     /// Apple finds the customer eligible for win-back offers of an ended subscription: its renewal
     /// info carries `eligibleWinBackOfferIds` from now on (no notification says so; the next
     /// notification or status answer does).
