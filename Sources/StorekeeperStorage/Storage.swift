@@ -49,6 +49,10 @@ public protocol StorageTransaction: ConsoleQueries, Sendable {
     /// Inserts or replaces the purchase with this key.
     func savePurchase(_ purchase: Purchase) async throws
     func purchases(of customer: CustomerID) async throws -> [Purchase]
+    /// The customer's purchases that can grant an entitlement — every kind but consumables, whose
+    /// credits go to balances: what entitlements are computed from, read without the (possibly
+    /// thousands of) coin packs a customer bought.
+    func entitlementPurchases(of customer: CustomerID) async throws -> [Purchase]
     /// Purchases nobody claimed yet whose account hint is `hint`.
     func unlinkedPurchases(accountHint: String) async throws -> [Purchase]
     /// Purchases of `store` the store still waits to have acknowledged, oldest first (by

@@ -43,7 +43,7 @@ public struct EventWriter: Sendable {
         let ledgerCustomers = Set(changes.ledger.map(\.customerID))
         let beforeTime = changes.earliestFact.map { min($0.addingTimeInterval(-0.001), now) } ?? now
         for customer in changes.customers {
-            let purchases = try await transaction.purchases(of: customer)
+            let purchases = try await transaction.entitlementPurchases(of: customer)
             after[customer] = EntitlementView.current(of: purchases, catalog: catalog, access: access, at: now)
             before[customer] = EntitlementView.current(
                 of: changes.purchasesBefore(purchases, of: customer), catalog: catalog, access: access,
@@ -59,7 +59,7 @@ public struct EventWriter: Sendable {
         _ entry: LedgerEntry, balanceAfter: Int, in transaction: any StorageTransaction
     ) async throws {
         let now = clock.now()
-        let purchases = try await transaction.purchases(of: entry.customerID)
+        let purchases = try await transaction.entitlementPurchases(of: entry.customerID)
         let entitlements = EntitlementView.current(of: purchases, catalog: catalog, access: access, at: now)
         let draft = EventDraft(
             type: .balanceChanged, customerID: entry.customerID, purchase: nil,
@@ -76,7 +76,7 @@ public struct EventWriter: Sendable {
         let now = clock.now()
         var entitlements: [CustomerID: [EntitlementView]] = [:]
         if let customer = request.customerID {
-            let purchases = try await transaction.purchases(of: customer)
+            let purchases = try await transaction.entitlementPurchases(of: customer)
             entitlements[customer] = EntitlementView.current(of: purchases, catalog: catalog, access: access, at: now)
         }
         var details = EventDetails(

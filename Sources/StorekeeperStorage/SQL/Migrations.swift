@@ -564,6 +564,10 @@ extension Migration {
             "ALTER TABLE purchases ADD COLUMN app_transaction_id TEXT",
             "ALTER TABLE purchases ADD COLUMN offers TEXT",
             "CREATE INDEX purchases_app_transaction ON purchases (app, app_transaction_id) WHERE app_transaction_id IS NOT NULL",
+            // What events' entitlements are computed from, without a customer's consumables.
+            "CREATE INDEX purchases_customer_entitlements ON purchases (customer_id, store, id) WHERE kind <> 'consumable'",
+            // A transaction's credits with every customer that held them (transfers).
+            "CREATE INDEX ledger_entries_by_transaction ON ledger_entries (transaction_id) WHERE transaction_id IS NOT NULL",
             """
             CREATE TABLE app_transactions (
                 app TEXT NOT NULL,

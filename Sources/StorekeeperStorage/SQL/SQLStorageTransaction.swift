@@ -193,6 +193,15 @@ struct SQLStorageTransaction: StorageTransaction {
         ).map(purchase(from:))
     }
 
+    func entitlementPurchases(of customer: CustomerID) async throws -> [Purchase] {
+        try await rows(
+            """
+            SELECT \(unsafeRaw: Self.purchaseColumns) FROM purchases
+            WHERE customer_id = \(bind: customer.rawValue) AND kind <> 'consumable' ORDER BY store, id
+            """
+        ).map(purchase(from:))
+    }
+
     func unlinkedPurchases(accountHint: String) async throws -> [Purchase] {
         try await rows(
             """
