@@ -81,6 +81,18 @@ import Testing
             )
             let purchases = try await plan(of: storage, backend) { _ = try await $0.purchases(of: customer) }
             expect(purchases, uses: "purchases_customer", sorted: nil, backend)
+            // What each event's entitlements are computed from: never a customer's consumables (a
+            // customer with thousands of coin packs made every notification read them all).
+            let entitling = try await plan(of: storage, backend) {
+                _ = try await $0.entitlementPurchases(of: customer)
+            }
+            expect(
+                entitling, uses: "purchases_customer_entitlements", sorted: backend == .sqlite ? false : nil, backend)
+            // A transaction's credits with every customer that held them, by the transaction.
+            let held = try await plan(of: storage, backend) {
+                _ = try await $0.ledgerPostedByCustomer(transactionID: "coins-42")
+            }
+            expect(held, uses: "ledger_entries_by_transaction", sorted: nil, backend)
             let balances = try await plan(of: storage, backend) { _ = try await $0.balances(of: customer) }
             if backend == .sqlite {
                 // Summed from the index alone, already grouped by balance.
