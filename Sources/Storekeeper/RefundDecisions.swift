@@ -241,6 +241,15 @@ public struct ConsumptionSkip: Error, Sendable, Hashable {
 public enum ConsumedShare {
     /// Milli-percent of `transactionID`'s credits spent; nil when the ledger holds no credit for it.
     public static func ofCredit(_ transactionID: String, in entries: [LedgerEntry], balance: String) -> Int? {
+        guard let spent = spent(transactionID, in: entries, balance: balance) else { return nil }
+        return Int((Double(spent.credits) / Double(spent.of) * Double(PurchaseUsage.allOfIt)).rounded())
+    }
+
+    /// How many of `transactionID`'s credits were spent, of how many it credited; nil when the
+    /// ledger holds no credit for it.
+    public static func spent(_ transactionID: String, in entries: [LedgerEntry], balance: String)
+        -> (credits: Int, of: Int)?
+    {
         var remaining: [(transaction: String?, amount: Int)] = []
         var credited = 0
         var takenBack = 0
@@ -266,7 +275,6 @@ public enum ConsumedShare {
         }
         guard credited > 0 else { return nil }
         let left = remaining.filter { $0.transaction == transactionID }.map(\.amount).reduce(0, +)
-        let spent = min(max(credited - takenBack - left, 0), credited)
-        return Int((Double(spent) / Double(credited) * Double(PurchaseUsage.allOfIt)).rounded())
+        return (min(max(credited - takenBack - left, 0), credited), credited)
     }
 }

@@ -185,11 +185,8 @@ public struct PurchaseRecorder: Sendable {
         async throws
     {
         guard let hint = AccountHint.normalized(customer.appAccountToken.uuidString) else { return }
-        var changes = ChangeSet()
-        for purchase in try await transaction.unlinkedPurchases(accountHint: hint) {
-            _ = try await link(purchase, to: customer.id, transfer: nil, in: transaction, at: now, changes: &changes)
-        }
-        try await events.write(changes, in: transaction)
+        try await link(
+            try await transaction.unlinkedPurchases(accountHint: hint), to: customer.id, in: transaction, at: now)
     }
 
     /// Links every unclaimed purchase of `link`'s app that carries its app transaction to its
@@ -197,10 +194,19 @@ public struct PurchaseRecorder: Sendable {
     public func claimUnlinked(for link: AppTransactionLink, in transaction: any StorageTransaction, at now: Date)
         async throws
     {
-        for purchase in try await transaction.unlinkedPurchases(app: link.app, appTransactionID: link.appTransactionID)
-        {
-            _ = try await self.link(purchase, to: link.customerID, in: transaction, at: now)
+        let unlinked = try await transaction.unlinkedPurchases(app: link.app, appTransactionID: link.appTransactionID)
+        try await self.link(unlinked, to: link.customerID, in: transaction, at: now)
+    }
+
+    /// Links unclaimed purchases to `customer`, with the events of all of them written once.
+    func link(_ purchases: [Purchase], to customer: CustomerID, in transaction: any StorageTransaction, at now: Date)
+        async throws
+    {
+        var changes = ChangeSet()
+        for purchase in purchases {
+            _ = try await link(purchase, to: customer, transfer: nil, in: transaction, at: now, changes: &changes)
         }
+        try await events.write(changes, in: transaction)
     }
 
     func customer(forHint hint: String, in transaction: any StorageTransaction) async throws -> Customer? {
@@ -242,14 +248,16 @@ public struct PurchaseRecorder: Sendable {
     /// credits the previous owner has not spent (their ledger read oldest credits first) move with
     /// the purchase; the spent ones stay spent. A later refund or reversal is reconciled against
     /// what every owner holds, on the current one.
+    /// Whether the purchase credits a balance (its kind, or its catalog product's).
+    func isConsumable(_ purchase: Purchase) -> Bool {
+        purchase.kind == .consumable || catalog.product(purchase.productID, in: purchase.key.store)?.kind == .consumable
+    }
+
     func moveUnspentCredits(
         of purchase: Purchase, _ transfer: OwnershipTransfer, in transaction: any StorageTransaction, at now: Date,
         changes: inout ChangeSet
     ) async throws {
-        guard
-            purchase.kind == .consumable
-                || catalog.product(purchase.productID, in: purchase.key.store)?.kind == .consumable
-        else { return }
+        guard isConsumable(purchase) else { return }
         let previous = transfer.from
         let entries = try await transaction.ledgerEntries(of: previous)
         for record in try await transaction.transactions(of: purchase.key) {
@@ -257,14 +265,10 @@ public struct PurchaseRecorder: Sendable {
                 let balance = product.balance
             else { continue }
             let held = try await transaction.ledgerPosted(customer: previous, transactionID: record.fact.id).total
-            let credited = entries.filter {
-                $0.transactionID == record.fact.id && $0.amount > 0
-                    && ($0.reason == .purchase || $0.reason == .transfer)
-            }.map(\.amount).reduce(0, +)
-            guard held > 0, let spentShare = ConsumedShare.ofCredit(record.fact.id, in: entries, balance: balance)
-            else { continue }
-            let spent = Int((Double(credited) * Double(spentShare) / Double(PurchaseUsage.allOfIt)).rounded())
-            let unspent = max(0, held - spent)
+            guard held > 0, let spent = ConsumedShare.spent(record.fact.id, in: entries, balance: balance) else {
+                continue
+            }
+            let unspent = max(0, held - spent.credits)
             guard unspent > 0 else { continue }
             let millis = Int64((now.timeIntervalSince1970 * 1000).rounded())
             let key =
@@ -287,10 +291,7 @@ public struct PurchaseRecorder: Sendable {
         of purchase: Purchase, in transaction: any StorageTransaction, at now: Date, changes: inout ChangeSet
     ) async throws {
         // Only a consumable's billing events credit anything: a subscription's need no reading.
-        let consumable =
-            purchase.kind == .consumable
-            || catalog.product(purchase.productID, in: purchase.key.store)?.kind == .consumable
-        guard consumable, let customer = purchase.customerID, access.admits(purchase) else { return }
+        guard isConsumable(purchase), let customer = purchase.customerID, access.admits(purchase) else { return }
         for record in try await transaction.transactions(of: purchase.key) {
             guard let product = catalog.product(record.fact.productID, in: purchase.key.store),
                 product.kind == .consumable, let balance = product.balance
