@@ -77,13 +77,7 @@ struct CustomerRoutes {
         // One route per store (`app-store`, `google-play`); the store's adapter reads its own body.
         group.post("customers/:id/purchases/:store") { request, context in
             let id = try customerID(context)
-            let segment = context.parameters.get("store") ?? ""
-            guard let store = Store(pathSegment: segment) else {
-                throw ServerError(
-                    .malformedSubmission,
-                    "unknown store '\(segment)' (expected \(Store.allCases.map(\.pathSegment).joined(separator: " or ")))"
-                )
-            }
+            let store = try Store(pathSegmentOf: context, refusedAs: .malformedSubmission)
             let body = try await request.body.collect(upTo: 256 * 1024)
             return try JSONResponse.make(try await service.submit(Data(buffer: body), to: store, for: id))
         }
@@ -129,6 +123,17 @@ extension Store {
         case .appStore: "app-store"
         case .googlePlay: "google-play"
         }
+    }
+
+    /// The store the route's `:store` segment names, or a specific error with `code`.
+    init(pathSegmentOf context: BasicRequestContext, refusedAs code: ErrorCode) throws(ServerError) {
+        let segment = context.parameters.get("store") ?? ""
+        guard let store = Store(pathSegment: segment) else {
+            throw ServerError(
+                code,
+                "unknown store '\(segment)' (expected \(Store.allCases.map(\.pathSegment).joined(separator: " or ")))")
+        }
+        self = store
     }
 
     init?(pathSegment: String) {

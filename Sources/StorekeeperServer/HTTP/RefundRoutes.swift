@@ -64,12 +64,7 @@ struct RefundRoutes {
     }
 
     func purchaseKey(_ context: BasicRequestContext) throws -> PurchaseKey {
-        let segment = context.parameters.get("store") ?? ""
-        guard let store = Store(pathSegment: segment) else {
-            throw ServerError(
-                .invalidQuery,
-                "unknown store '\(segment)' (expected \(Store.allCases.map(\.pathSegment).joined(separator: " or ")))")
-        }
+        let store = try Store(pathSegmentOf: context, refusedAs: .invalidQuery)
         let id = context.parameters.get("purchase") ?? ""
         guard !id.isEmpty, id.utf8.count <= 1024 else {
             throw ServerError(.invalidQuery, "the purchase id must be 1 to 1024 bytes")

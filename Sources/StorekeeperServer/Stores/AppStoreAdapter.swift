@@ -273,7 +273,7 @@ public struct AppStoreAdapter: StoreAdapter, TranslatesStoreErrors {
     /// the customer. Not for family-shared purchases: Apple refuses them
     /// (FamilyTransactionNotSupportedError, taken as nothing owed).
     public func settle(_ purchase: Purchase, accountToken: UUID?) async throws -> PurchaseSettlement? {
-        let token = accountToken?.uuidString.lowercased()
+        let token = AccountHint.normalized(accountToken?.uuidString)
         guard let accountToken, let token, policies.setAppAccountToken, purchase.accountHint != token,
             purchase.ownership == .purchased
         else { return nil }
