@@ -44,10 +44,8 @@ extension AppStoreSimulation.State {
         if customerRecord.appAccountToken == nil, inApp { customerRecord.appAccountToken = appAccountToken }
         // A family member's transactions carry no account token (the purchaser's is not theirs).
         let token = inApp && ownership != .familyShared ? appAccountToken ?? customerRecord.appAccountToken : nil
-        let appTransactionKey = CustomerRecord.appTransactionKey(bundleId: app.bundleId, environment: environment)
-        let appTransactionId = customerRecord.appTransactionIds[appTransactionKey] ?? ids.appTransactionId()
-        customerRecord.appTransactionIds[appTransactionKey] = appTransactionId
         customers[customer] = customerRecord
+        let appTransactionId = appTransactionId(of: customer, bundleId: app.bundleId, environment: environment)
 
         guard product.kind == .autoRenewable else {
             let record = newTransaction(

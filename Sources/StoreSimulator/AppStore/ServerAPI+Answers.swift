@@ -54,11 +54,7 @@ extension AppStoreSimulation {
         return try state.withLock { (state) throws(AppStoreSimulationError) in
             guard let app = state.apps[bundleId] else { throw .unknownApp(bundleId) }
             let environment = environment ?? app.environment
-            var record = state.customers[customer] ?? CustomerRecord()
-            let key = CustomerRecord.appTransactionKey(bundleId: bundleId, environment: environment)
-            let id = record.appTransactionIds[key] ?? state.ids.appTransactionId()
-            record.appTransactionIds[key] = id
-            state.customers[customer] = record
+            let id = state.appTransactionId(of: customer, bundleId: bundleId, environment: environment)
             return try state.signedAppTransaction(id, app: app, environment: environment, at: now)
         }
     }
@@ -393,6 +389,17 @@ extension AppStoreSimulation {
 }
 
 extension AppStoreSimulation.State {
+    /// The customer's `appTransactionId` for an app in an environment: one per download, issued
+    /// the first time it is needed (a purchase, or the app asking StoreKit for it).
+    mutating func appTransactionId(of customer: String, bundleId: String, environment: Environment) -> String {
+        var record = customers[customer] ?? CustomerRecord()
+        let key = CustomerRecord.appTransactionKey(bundleId: bundleId, environment: environment)
+        let id = record.appTransactionIds[key] ?? ids.appTransactionId()
+        record.appTransactionIds[key] = id
+        customers[customer] = record
+        return id
+    }
+
     /// The signed `AppTransaction` of one download (`appTransactionId`) of `app` in `environment`.
     func signedAppTransaction(
         _ appTransactionId: String, app: SimulatedApp, environment: Environment, at now: Date
