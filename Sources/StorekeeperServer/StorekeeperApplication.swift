@@ -84,9 +84,10 @@ public final class StorekeeperApplication: Sendable {
             storage: storage, recorder: recorder, policies: configuration.policies, stores: stores, settler: settler,
             clock: clock, logger: logger)
         self.customers = customers
+        let ingestActivity = IngestActivity()
         let inbox = NotificationInbox(
             storage: storage, recorder: recorder, stores: stores, settler: settler, settings: configuration.processing,
-            clock: clock, logger: logger,
+            clock: clock, logger: logger, activity: ingestActivity,
             onProcessed: { store, outcome in metrics.notificationProcessed(store: store, result: outcome) }
         )
         self.inbox = inbox
@@ -131,7 +132,8 @@ public final class StorekeeperApplication: Sendable {
                 recorder: recorder, clock: clock, logger: logger, wake: { worker.wake() })
             : nil
         let webhooks = WebhookDispatcher(
-            settings: configuration.webhooks, storage: storage, clock: clock, logger: logger, metrics: metrics)
+            settings: configuration.webhooks, storage: storage, clock: clock, logger: logger, metrics: metrics,
+            ingest: ingestActivity)
         self.webhooks = webhooks
         let deliveryInterval = configuration.webhooks.pollInterval
         let deliveryJob = PeriodicService(

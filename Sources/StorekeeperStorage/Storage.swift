@@ -20,12 +20,39 @@ public protocol Storage: Sendable {
 
     /// Runs `body` in one database transaction: committed if it returns, rolled back if it throws.
     /// On PostgreSQL, a serialization conflict is retried (the body must tolerate reruns).
+    /// `durability` says whether the commit waits for the disk (see ``CommitDurability``).
     func transaction<Result: Sendable>(
+        durability: CommitDurability,
         _ body: @Sendable (any StorageTransaction) async throws -> Result
     ) async throws -> Result
 
     /// Releases connections; the storage is unusable afterwards.
     func close() async throws
+}
+
+extension Storage {
+    /// Runs `body` in one database transaction whose commit is on disk when this returns.
+    public func transaction<Result: Sendable>(
+        _ body: @Sendable (any StorageTransaction) async throws -> Result
+    ) async throws -> Result {
+        try await transaction(durability: .flushed, body)
+    }
+}
+
+/// Whether a commit waits until it is on disk.
+///
+/// A commit is always atomic, and commits reach the disk in order on both backends (SQLite's WAL,
+/// PostgreSQL's WAL): a flushed commit makes every earlier one durable too. What a deferred commit
+/// gives up is only that a power cut or an operating system crash (not a crash of the process)
+/// right after it may undo it, and the commits after it, back to the last flushed one.
+public enum CommitDurability: Sendable, Hashable {
+    /// The commit returns once it is on disk: for anything the server answers or acts on.
+    case flushed
+    /// The commit does not wait for the disk (SQLite `synchronous = NORMAL`, PostgreSQL
+    /// `synchronous_commit = off`): only for work that is redone from something already durable
+    /// if it is lost, such as processing a stored notification, which stays pending until its
+    /// processing commits. It saves a disk flush (several milliseconds here) per transaction.
+    case deferred
 }
 
 /// The operations available inside one storage transaction.

@@ -16,6 +16,8 @@ public struct NotificationInbox: Sendable {
     public let settings: ProcessingSettings
     public let clock: any WallClock
     public let logger: Logger
+    /// Noted at every delivery received and batch processed (webhook delivery yields to it).
+    public let activity: IngestActivity
     /// Told of every processing attempt's outcome (for metrics).
     let onProcessed: @Sendable (_ store: Store, _ outcome: ProcessingOutcome) -> Void
     /// Stores received notifications, those arriving together in one transaction.
@@ -23,9 +25,10 @@ public struct NotificationInbox: Sendable {
 
     public init(
         storage: any Storage, recorder: PurchaseRecorder, stores: StoreAdapters, settler: PurchaseSettler,
-        settings: ProcessingSettings, clock: any WallClock, logger: Logger,
+        settings: ProcessingSettings, clock: any WallClock, logger: Logger, activity: IngestActivity = IngestActivity(),
         onProcessed: @escaping @Sendable (_ store: Store, _ outcome: ProcessingOutcome) -> Void = { _, _ in }
     ) {
+        self.activity = activity
         self.storage = storage
         self.recorder = recorder
         self.stores = stores
@@ -54,6 +57,7 @@ public struct NotificationInbox: Sendable {
     /// returns once its own is durable. Throws before anything is written if the body is malformed
     /// or the signature or token doesn't verify.
     public func receive(_ store: Store, _ delivery: WebhookDelivery) async throws -> Receipt {
+        activity.noteActivity()
         let accepted = try await stores(store).accept(delivery)
         let item = InboxNotification(
             store: store, dedupeKey: accepted.dedupeKey, body: delivery.body, verified: accepted.verified,
@@ -75,9 +79,12 @@ public struct NotificationInbox: Sendable {
     public func processDue(limit: Int = 50) async throws -> Int {
         let now = clock.now()
         let lease = settings.lease
-        let claimed = try await storage.transaction { transaction in
+        // Processing commits are deferred (CommitDurability): a power cut may undo them, and the
+        // notification, stored durably and still pending then, is processed again.
+        let claimed = try await storage.transaction(durability: .deferred) { transaction in
             try await transaction.claimDueNotifications(now: now, limit: limit, lease: lease)
         }
+        if !claimed.isEmpty { activity.noteActivity() }
         var changes: [Interpreted] = []
         for item in claimed {
             do {
@@ -99,7 +106,7 @@ public struct NotificationInbox: Sendable {
             case .success(let unsettled):
                 if !unsettled.isEmpty {
                     for purchase in unsettled { await settler.settle(purchase) }
-                    try await storage.transaction { [now = clock.now()] in
+                    try await storage.transaction(durability: .deferred) { [now = clock.now()] in
                         try await $0.updateNotification(item.markedProcessed(at: now))
                     }
                 }
@@ -141,7 +148,7 @@ public struct NotificationInbox: Sendable {
         -> [Result<[Purchase], ApplyFailure>]
     {
         let recorder = self.recorder
-        return try await storage.transaction { transaction in
+        return try await storage.transaction(durability: .deferred) { transaction in
             var outcomes: [Result<[Purchase], ApplyFailure>] = []
             var done: [InboxNotification] = []
             for (item, change) in changes {
@@ -216,7 +223,9 @@ public struct NotificationInbox: Sendable {
                 "error": "\(error)",
             ]
         )
-        _ = try? await storage.transaction { [failed] in try await $0.updateNotification(failed) }
+        _ = try? await storage.transaction(durability: .deferred) { [failed] in
+            try await $0.updateNotification(failed)
+        }
     }
 }
 

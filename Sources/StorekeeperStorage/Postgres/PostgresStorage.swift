@@ -54,9 +54,9 @@ public final class PostgresStorage: Storage {
     }
 
     public func transaction<Result: Sendable>(
-        _ body: @Sendable (any StorageTransaction) async throws -> Result
+        durability: CommitDurability, _ body: @Sendable (any StorageTransaction) async throws -> Result
     ) async throws -> Result {
-        try await core.transaction(body)
+        try await core.transaction(durability: durability, body)
     }
 
     /// Stops the pool and closes its connections; transactions still running fail.
@@ -108,14 +108,16 @@ final class PostgresTransactionRunner: SQLTransactionRunner {
     // MARK: Transactions
 
     func inTransaction<Result: Sendable>(
-        holdingMigrationLock: Bool, _ body: @Sendable (any SQLDatabase) async throws -> Result
+        holdingMigrationLock: Bool, durability: CommitDurability,
+        _ body: @Sendable (any SQLDatabase) async throws -> Result
     ) async throws -> Result {
         var attempt = 1
         while true {
             guard !state.withLock(\.closed) else { throw StorageError(.unavailable, "the storage is closed") }
             do {
                 return try await withLeasedConnection { connection in
-                    try await self.runTransaction(on: connection, holdingMigrationLock: holdingMigrationLock, body)
+                    try await self.runTransaction(
+                        on: connection, holdingMigrationLock: holdingMigrationLock, durability: durability, body)
                 }
             } catch let error as StorageError where error.isRetryable && attempt < Self.maximumAttempts {
                 // Another transaction won a conflict; back off a little, with jitter, and rerun.
@@ -130,7 +132,7 @@ final class PostgresTransactionRunner: SQLTransactionRunner {
     }
 
     private func runTransaction<Result: Sendable>(
-        on connection: PostgresConnection, holdingMigrationLock: Bool,
+        on connection: PostgresConnection, holdingMigrationLock: Bool, durability: CommitDurability,
         _ body: @Sendable (any SQLDatabase) async throws -> Result
     ) async throws -> Result {
         do {
@@ -140,6 +142,11 @@ final class PostgresTransactionRunner: SQLTransactionRunner {
                     // Held until this transaction ends: a second instance migrating at the same
                     // time waits here, then finds the migration applied.
                     try await database.raw("SELECT pg_advisory_xact_lock(\(bind: Self.migrationLockKey))").run()
+                }
+                if durability == .deferred {
+                    // This transaction's commit doesn't wait for the WAL flush; later flushed
+                    // commits, and the WAL writer within `wal_writer_delay`, make it durable.
+                    try await database.raw("SET LOCAL synchronous_commit = off").run()
                 }
                 return try await body(database)
             }

@@ -10,7 +10,8 @@ protocol SQLTransactionRunner: Sendable {
     /// Runs `body` in one transaction, committed if it returns and rolled back if it throws.
     /// With `holdingMigrationLock`, no other instance migrates until it ends.
     func inTransaction<Result: Sendable>(
-        holdingMigrationLock: Bool, _ body: @Sendable (any SQLDatabase) async throws -> Result
+        holdingMigrationLock: Bool, durability: CommitDurability,
+        _ body: @Sendable (any SQLDatabase) async throws -> Result
     ) async throws -> Result
 }
 
@@ -28,7 +29,8 @@ struct SQLStorageCore<Runner: SQLTransactionRunner>: Sendable {
         var applied: [Int] = []
         for migration in migrator.migrations {
             let migrator = self.migrator
-            let didApply = try await runner.inTransaction(holdingMigrationLock: true) { database in
+            let didApply = try await runner.inTransaction(holdingMigrationLock: true, durability: .flushed) {
+                database in
                 try await migrator.applyIfDue(migration, in: database, now: Date())
             }
             if didApply { applied.append(migration.version) }
@@ -38,17 +40,17 @@ struct SQLStorageCore<Runner: SQLTransactionRunner>: Sendable {
 
     func schemaVersion() async throws -> Int {
         let migrator = self.migrator
-        return try await runner.inTransaction(holdingMigrationLock: false) { database in
+        return try await runner.inTransaction(holdingMigrationLock: false, durability: .flushed) { database in
             try await migrator.currentVersion(database)
         }
     }
 
     func transaction<Result: Sendable>(
-        _ body: @Sendable (any StorageTransaction) async throws -> Result
+        durability: CommitDurability, _ body: @Sendable (any StorageTransaction) async throws -> Result
     ) async throws -> Result {
         let flavor = runner.flavor
         let errors = runner.errors
-        return try await runner.inTransaction(holdingMigrationLock: false) { database in
+        return try await runner.inTransaction(holdingMigrationLock: false, durability: durability) { database in
             try await body(SQLStorageTransaction(database: database, flavor: flavor, errors: errors))
         }
     }

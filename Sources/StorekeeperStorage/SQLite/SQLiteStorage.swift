@@ -70,9 +70,9 @@ public final class SQLiteStorage: Storage {
     }
 
     public func transaction<Result: Sendable>(
-        _ body: @Sendable (any StorageTransaction) async throws -> Result
+        durability: CommitDurability, _ body: @Sendable (any StorageTransaction) async throws -> Result
     ) async throws -> Result {
-        try await core.transaction(body)
+        try await core.transaction(durability: durability, body)
     }
 
     /// Waits for running transactions, then closes the connection.
@@ -88,7 +88,10 @@ final class SQLiteTransactionRunner: SQLTransactionRunner {
     private let connection: SQLiteConnection
     private let threadPool: NIOThreadPool
     private let gate = TransactionGate()
+    private let executor: ThreadPoolTaskExecutor
     private let logger: Logger
+    /// The connection's `synchronous` setting now (changed only while the gate is held).
+    private let synchronous = Mutex(CommitDurability.flushed)
     /// Whether ``close()`` closed the connection; if not, deinit does.
     private let connectionClosed = Mutex(false)
 
@@ -99,6 +102,7 @@ final class SQLiteTransactionRunner: SQLTransactionRunner {
     init(connection: SQLiteConnection, threadPool: NIOThreadPool, errors: StorageErrorTranslator, logger: Logger) {
         self.connection = connection
         self.threadPool = threadPool
+        self.executor = ThreadPoolTaskExecutor(pool: threadPool)
         self.errors = errors
         self.logger = logger
     }
@@ -132,7 +136,8 @@ final class SQLiteTransactionRunner: SQLTransactionRunner {
     }
 
     func inTransaction<Result: Sendable>(
-        holdingMigrationLock: Bool, _ body: @Sendable (any SQLDatabase) async throws -> Result
+        holdingMigrationLock: Bool, durability: CommitDurability,
+        _ body: @Sendable (any SQLDatabase) async throws -> Result
     ) async throws -> Result {
         let holder = ObjectIdentifier(self)
         guard Self.transactionHolder != holder else {
@@ -142,7 +147,10 @@ final class SQLiteTransactionRunner: SQLTransactionRunner {
         try await gate.enter()
         do {
             let result = try await Self.$transactionHolder.withValue(holder) {
-                try await runTransaction(body)
+                try await withTaskExecutorPreference(executor) {
+                    try await setSynchronous(for: durability)
+                    return try await runTransaction(body)
+                }
             }
             await gate.leave()
             return result
@@ -150,6 +158,19 @@ final class SQLiteTransactionRunner: SQLTransactionRunner {
             await gate.leave()
             throw error
         }
+    }
+
+    /// In WAL mode, `FULL` syncs the WAL at every commit and `NORMAL` only at checkpoints; the WAL
+    /// is written in order, so a `FULL` commit also makes every `NORMAL` one before it durable.
+    private func setSynchronous(for durability: CommitDurability) async throws {
+        guard synchronous.withLock({ $0 }) != durability else { return }
+        let mode = durability == .flushed ? "FULL" : "NORMAL"
+        do {
+            try await database.raw("PRAGMA synchronous = \(unsafeRaw: mode)").run()
+        } catch {
+            throw errors.translate(error)
+        }
+        synchronous.withLock { $0 = durability }
     }
 
     /// BEGIN IMMEDIATE takes the write lock up front (SQLite's one writer), so the transaction never

@@ -1,0 +1,75 @@
+import Foundation
+import SQLKit
+import Storekeeper
+import Testing
+
+@testable import StorekeeperStorage
+
+/// A deferred commit is a commit whose flush the database skips (SQLite `synchronous = NORMAL`,
+/// PostgreSQL `synchronous_commit = off`); every other transaction flushes (SQLite `FULL`,
+/// PostgreSQL the server's own setting). Read back inside each
+/// transaction, so the test fails if a deferred transaction flushed or a flushed one didn't.
+@Suite struct CommitDurabilityTests {
+    @Test(arguments: Backend.available)
+    func eachTransactionRunsWithTheFlushItAskedFor(_ backend: Backend) async throws {
+        try await TestDatabase.withFresh(backend) { fresh, database in
+            // The test server runs with synchronous_commit off for speed; this database gets the
+            // production default, so that a flushed transaction shows it.
+            if backend == .postgresql {
+                try await fresh.transaction { transaction in
+                    let sql = try #require(transaction as? SQLStorageTransaction).database
+                    let name = try #require(try await sql.raw("SELECT current_database() AS name").first())
+                        .decode(column: "name", as: String.self)
+                    try await sql.raw("ALTER DATABASE \(ident: name) SET synchronous_commit = on").run()
+                }
+            }
+            let storage = try await database.open()
+            defer { Task { try? await storage.close() } }
+            // Alternating, so a setting left over from the previous transaction would show.
+            for durability in [CommitDurability.deferred, .flushed, .deferred, .deferred, .flushed] {
+                let setting = try await storage.transaction(durability: durability) { transaction in
+                    try await Self.flushSetting(backend, in: transaction)
+                }
+                #expect(setting == Self.expected(backend, durability), "\(durability)")
+            }
+            // The plain form flushes.
+            let plain = try await storage.transaction { try await Self.flushSetting(backend, in: $0) }
+            #expect(plain == Self.expected(backend, .flushed))
+        }
+    }
+
+    @Test(arguments: Backend.available)
+    func aDeferredCommitIsCommitted(_ backend: Backend) async throws {
+        try await TestDatabase.withFresh(backend) { storage, database in
+            let customer = Customer(id: CustomerID(rawValue: "deferred"), appAccountToken: UUID(), createdAt: Date())
+            try await storage.transaction(durability: .deferred) { try await $0.insertCustomer(customer) }
+            // Seen from another connection (another storage on the same database).
+            let other = try await database.open()
+            let read = try await other.transaction { try await $0.customer(customer.id) }
+            #expect(read?.id == customer.id)
+            try await other.close()
+        }
+    }
+
+    static func flushSetting(_ backend: Backend, in transaction: any StorageTransaction) async throws -> String {
+        let database = try #require(transaction as? SQLStorageTransaction).database
+        switch backend {
+        case .sqlite:
+            let row = try #require(try await database.raw("PRAGMA synchronous").first())
+            return String(try row.decode(column: "synchronous", as: Int.self))
+        case .postgresql:
+            let row = try #require(try await database.raw("SHOW synchronous_commit").first())
+            return try row.decode(column: "synchronous_commit", as: String.self)
+        }
+    }
+
+    /// SQLite reports `synchronous` as a number: 2 is FULL, 1 NORMAL.
+    static func expected(_ backend: Backend, _ durability: CommitDurability) -> String {
+        switch (backend, durability) {
+        case (.sqlite, .flushed): "2"
+        case (.sqlite, .deferred): "1"
+        case (.postgresql, .flushed): "on"
+        case (.postgresql, .deferred): "off"
+        }
+    }
+}
