@@ -26,6 +26,14 @@ public protocol Storage: Sendable {
         _ body: @Sendable (any StorageTransaction) async throws -> Result
     ) async throws -> Result
 
+    /// Runs `body`, which must only read, on committed data and without waiting behind writes:
+    /// on SQLite on a reader connection of its own (a snapshot of the last commit; a write there
+    /// fails), on PostgreSQL without BEGIN and COMMIT (two round trips fewer; each statement sees
+    /// what was committed when it started). For views answered to clients.
+    func read<Result: Sendable>(
+        _ body: @Sendable (any StorageTransaction) async throws -> Result
+    ) async throws -> Result
+
     /// Releases connections; the storage is unusable afterwards.
     func close() async throws
 }
@@ -192,6 +200,9 @@ public protocol StorageTransaction: ConsoleQueries, Sendable {
 
     /// Whether the customer consented to share consumption data; nil when never asked.
     func consumptionConsent(of customer: CustomerID) async throws -> ConsumptionConsent?
+    /// The customer with its consent, in one statement (the customer view reads both); nil for
+    /// an unknown customer.
+    func customerWithConsent(_ id: CustomerID) async throws -> (customer: Customer, consent: ConsumptionConsent?)?
     /// Records the customer's answer, or forgets it (nil: unknown again).
     func saveConsumptionConsent(_ consent: ConsumptionConsent?, of customer: CustomerID) async throws
     /// The usage the app reported for the purchase, if any.
@@ -229,6 +240,14 @@ public protocol StorageTransaction: ConsoleQueries, Sendable {
     /// Queues the events for `endpoint`, due at `now`; an event already queued there is queued
     /// again from its first attempt (a replay or a redelivery).
     func enqueueDeliveries(endpoint: String, events: [StoredEvent], now: Date) async throws
+    /// Reads at most `limit` numbered events after `position` and queues for `endpoint`, due at
+    /// `now`, those of `types` and `environments` (empty: all; an event without an environment
+    /// passes), copying them inside the database (no event body leaves it). Returns the last
+    /// position read (nil: none was), how many were read and how many of them were queued.
+    func enqueueDeliveries(
+        endpoint: String, after position: Int, types: Set<EventType>, environments: Set<PurchaseEnvironment>,
+        limit: Int, now: Date
+    ) async throws -> (lastRead: Int?, read: Int, queued: Int)
     /// Pending deliveries of `endpoint` due at `now`, oldest first, at most one per ordering key and
     /// only where no earlier pending delivery of that key waits: a customer's later event waits
     /// for the earlier one. Each carries its event's body.

@@ -79,6 +79,15 @@ import Testing
             expect(
                 byID, uses: backend == .sqlite ? "sqlite_autoindex_customers_1" : "customers_pkey", sorted: nil, backend
             )
+            // With its consent, by the consent table's key.
+            let withConsent = try await plan(of: storage, backend) { _ = try await $0.customerWithConsent(customer) }
+            expect(
+                withConsent, uses: backend == .sqlite ? "sqlite_autoindex_customers_1" : "customers_pkey", sorted: nil,
+                backend)
+            #expect(
+                withConsent.contains(
+                    backend == .sqlite ? "sqlite_autoindex_consumption_consents_1" : "consumption_consents_pkey"),
+                "\(withConsent)")
             let purchases = try await plan(of: storage, backend) { _ = try await $0.purchases(of: customer) }
             expect(purchases, uses: "purchases_customer", sorted: nil, backend)
             // What each event's entitlements are computed from: never a customer's consumables (a

@@ -112,14 +112,14 @@ public final class WebhookDispatcher: Sendable {
             for endpoint in endpoints {
                 let name = Self.cursorName(endpoint.name)
                 let after = try await transaction.cursor(name).flatMap { Int($0) } ?? 0
-                let events = try await transaction.events(
-                    after: after, customer: nil, types: [], limit: Self.fanOutBatch)
-                guard let last = events.last?.position else { continue }
-                let taken = events.filter(endpoint.admits)
-                try await transaction.enqueueDeliveries(endpoint: endpoint.name, events: taken, now: now)
+                // Filtered and copied inside the database: no event body is read to queue it.
+                let (last, read, taken) = try await transaction.enqueueDeliveries(
+                    endpoint: endpoint.name, after: after, types: endpoint.eventTypes,
+                    environments: endpoint.environments, limit: Self.fanOutBatch, now: now)
+                guard let last else { continue }
                 try await transaction.setCursor(name, to: String(last))
-                queued += taken.count
-                if events.count == Self.fanOutBatch { more = true }
+                queued += taken
+                if read == Self.fanOutBatch { more = true }
             }
             return (sequenced, queued, more)
         }

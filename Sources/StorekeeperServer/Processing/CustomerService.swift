@@ -45,9 +45,10 @@ public struct CustomerService: Sendable {
     /// The customer view at the current time; nil for an unknown customer.
     public func view(of id: CustomerID) async throws -> CustomerView? {
         let now = clock.now()
-        return try await storage.transaction { transaction in
-            guard let customer = try await transaction.customer(id) else { return nil }
-            return try await view(of: customer, in: transaction, at: now)
+        // A read (Storage.read): on SQLite beside ingest's writes, on PostgreSQL in three round trips.
+        return try await storage.read { transaction in
+            guard let (customer, consent) = try await transaction.customerWithConsent(id) else { return nil }
+            return try await view(of: customer, consent: consent, in: transaction, at: now)
         }
     }
 
@@ -55,9 +56,15 @@ public struct CustomerService: Sendable {
     func view(of customer: Customer, in transaction: any StorageTransaction, at now: Date) async throws
         -> CustomerView
     {
+        let consent = try await transaction.consumptionConsent(of: customer.id)
+        return try await view(of: customer, consent: consent, in: transaction, at: now)
+    }
+
+    private func view(
+        of customer: Customer, consent: ConsumptionConsent?, in transaction: any StorageTransaction, at now: Date
+    ) async throws -> CustomerView {
         let purchases = try await transaction.purchases(of: customer.id)
         let balances = try await transaction.balances(of: customer.id)
-        let consent = try await transaction.consumptionConsent(of: customer.id)
         return CustomerView(
             customer: customer, purchases: purchases, balances: balances, catalog: recorder.catalog,
             access: recorder.access, consumptionConsent: consent, at: now)

@@ -59,6 +59,12 @@ public final class PostgresStorage: Storage {
         try await core.transaction(durability: durability, body)
     }
 
+    public func read<Result: Sendable>(
+        _ body: @Sendable (any StorageTransaction) async throws -> Result
+    ) async throws -> Result {
+        try await core.read(body)
+    }
+
     /// Stops the pool and closes its connections; transactions still running fail.
     public func close() async throws {
         await core.runner.close()
@@ -128,6 +134,19 @@ final class PostgresTransactionRunner: SQLTransactionRunner {
                 try await Task.sleep(for: .milliseconds(backoff))
                 attempt += 1
             }
+        }
+    }
+
+    func reading<Result: Sendable>(_ body: @Sendable (any SQLDatabase) async throws -> Result) async throws
+        -> Result
+    {
+        guard !state.withLock(\.closed) else { throw StorageError(.unavailable, "the storage is closed") }
+        do {
+            return try await withLeasedConnection { connection in
+                try await body(connection.sql(queryLogLevel: .trace))
+            }
+        } catch {
+            throw errors.translateIfDriverError(error)
         }
     }
 

@@ -13,6 +13,11 @@ protocol SQLTransactionRunner: Sendable {
         holdingMigrationLock: Bool, durability: CommitDurability,
         _ body: @Sendable (any SQLDatabase) async throws -> Result
     ) async throws -> Result
+
+    /// Runs `body`, which only reads, on committed data, without waiting behind writers where the
+    /// backend allows it.
+    func reading<Result: Sendable>(_ body: @Sendable (any SQLDatabase) async throws -> Result) async throws
+        -> Result
 }
 
 /// The ``Storage`` operations on top of a ``SQLTransactionRunner``; the public backends forward here.
@@ -51,6 +56,16 @@ struct SQLStorageCore<Runner: SQLTransactionRunner>: Sendable {
         let flavor = runner.flavor
         let errors = runner.errors
         return try await runner.inTransaction(holdingMigrationLock: false, durability: durability) { database in
+            try await body(SQLStorageTransaction(database: database, flavor: flavor, errors: errors))
+        }
+    }
+
+    func read<Result: Sendable>(
+        _ body: @Sendable (any StorageTransaction) async throws -> Result
+    ) async throws -> Result {
+        let flavor = runner.flavor
+        let errors = runner.errors
+        return try await runner.reading { database in
             try await body(SQLStorageTransaction(database: database, flavor: flavor, errors: errors))
         }
     }

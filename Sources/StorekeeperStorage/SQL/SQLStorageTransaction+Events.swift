@@ -131,6 +131,49 @@ extension SQLStorageTransaction {
             """)
     }
 
+    func enqueueDeliveries(
+        endpoint: String, after position: Int, types: Set<EventType>, environments: Set<PurchaseEnvironment>,
+        limit: Int, now: Date
+    ) async throws -> (lastRead: Int?, read: Int, queued: Int) {
+        guard limit > 0 else { return (nil, 0, 0) }
+        let page: SQLQueryString = """
+            SELECT position, id, type, environment, ordering_key, occurred_at FROM events
+            WHERE position > \(bind: position) ORDER BY position LIMIT \(bind: limit)
+            """
+        let lastRead = try await row(
+            "SELECT CAST(MAX(position) AS BIGINT) AS last, CAST(COUNT(*) AS BIGINT) AS read FROM (\(page)) page"
+        ).flatMap { found -> (last: Int, read: Int)? in
+            let reader = RowReader(row: found, table: "events")
+            guard let last = try reader.decodeIfPresent("last", as: Int.self) else { return nil }
+            return (last, try reader.int("read"))
+        }
+        guard let lastRead else { return (nil, 0, 0) }
+        var filters: [SQLQueryString] = ["TRUE"]
+        if !types.isEmpty {
+            filters.append(
+                "type IN (\(types.sorted().map { "\(bind: $0.rawValue)" as SQLQueryString }.joined(separator: ", ")))")
+        }
+        if !environments.isEmpty {
+            let list = environments.map(\.rawValue).sorted().map { "\(bind: $0)" as SQLQueryString }
+            filters.append("(environment IS NULL OR environment IN (\(list.joined(separator: ", "))))")
+        }
+        // The WHERE before ON CONFLICT is required by SQLite's parser for an upsert from a SELECT.
+        let queued = try await rows(
+            """
+            WITH page AS (\(page))
+            INSERT INTO webhook_deliveries
+                (endpoint, position, event_id, event_type, ordering_key, status, attempts, next_attempt_at, occurred_at)
+            SELECT \(bind: endpoint), position, id, type, ordering_key, 'pending', 0, \(bind: StoredTime.milliseconds(now)),
+                   occurred_at
+            FROM page WHERE \(filters.joined(separator: " AND "))
+            ON CONFLICT (endpoint, position) DO UPDATE SET
+                status = 'pending', attempts = 0, next_attempt_at = excluded.next_attempt_at, last_status = NULL,
+                last_error = NULL, delivered_at = NULL
+            RETURNING position
+            """)
+        return (lastRead.last, lastRead.read, queued.count)
+    }
+
     func dueDeliveries(endpoint: String, now: Date, limit: Int) async throws -> [EventDelivery] {
         guard limit > 0 else { return [] }
         return try await rows(

@@ -51,7 +51,7 @@ struct SQLStorageTransaction: StorageTransaction {
 
     private static let customerColumns = "id, app_account_token, created_at"
 
-    private func customer(from row: any SQLRow) throws -> Customer {
+    func customer(from row: any SQLRow) throws -> Customer {
         let reader = RowReader(row: row, table: "customers")
         return Customer(
             id: CustomerID(try reader.string("id")), appAccountToken: try reader.uuid("app_account_token"),

@@ -35,28 +35,19 @@ public final class SQLiteStorage: Storage {
         }
         self.path = path
         let errors = StorageErrorTranslator()
-        let storage: SQLiteConnection.Storage = path == ":memory:" ? .memory : .file(path: path)
-        // A thread of its own: SQLite blocks its thread while it waits for another connection's
-        // write lock, and on a shared pool a few such waits could starve the lock holder.
-        let threadPool = NIOThreadPool(numberOfThreads: 1)
-        threadPool.start()
-        let connection: SQLiteConnection
-        do {
-            connection = try await SQLiteConnection.open(
-                storage: storage, threadPool: threadPool, logger: logger,
-                on: MultiThreadedEventLoopGroup.singleton.any())
-        } catch {
-            try? await threadPool.shutdownGracefully()
-            throw StorageError(.unavailable, "cannot open SQLite database at \(path): \(errors.translate(error))")
+        let writer = try await SQLiteTransactionRunner.open(path: path, role: .writer, errors: errors, logger: logger)
+        // A file has a reader connection beside the writer (WAL lets it read the last commit while
+        // a write goes on); `:memory:` would open another, empty database, so it reads on the writer.
+        if path != ":memory:" {
+            do {
+                writer.reader = try await SQLiteTransactionRunner.open(
+                    path: path, role: .reader, errors: errors, logger: logger)
+            } catch {
+                try? await writer.close()
+                throw error
+            }
         }
-        let runner = SQLiteTransactionRunner(
-            connection: connection, threadPool: threadPool, errors: errors, logger: logger)
-        do {
-            try await runner.configure(path: path)
-        } catch {
-            try? await runner.close()
-            throw error
-        }
+        let runner = writer
         self.core = SQLStorageCore(runner: runner, migrations: migrations)
     }
 
@@ -75,20 +66,40 @@ public final class SQLiteStorage: Storage {
         try await core.transaction(durability: durability, body)
     }
 
+    public func read<Result: Sendable>(
+        _ body: @Sendable (any StorageTransaction) async throws -> Result
+    ) async throws -> Result {
+        try await core.read(body)
+    }
+
     /// Waits for running transactions, then closes the connection.
     public func close() async throws {
         try await core.runner.close()
     }
 }
 
-/// Runs transactions on the one SQLite connection, one after another.
-final class SQLiteTransactionRunner: SQLTransactionRunner {
+/// Runs transactions on one SQLite connection, one after another: the writer runs every
+/// transaction that may write, a reader (its own connection) those that only read.
+final class SQLiteTransactionRunner: SQLTransactionRunner, @unchecked Sendable {
+    /// What a connection is for.
+    enum Role: Sendable {
+        /// Every writing transaction, one at a time (`BEGIN IMMEDIATE`: SQLite has one writer).
+        case writer
+        /// Reading transactions (`BEGIN`, `query_only`): a snapshot of the last commit, not
+        /// waiting behind the writer.
+        case reader
+    }
+
     let flavor = SQLFlavor.sqlite
     let errors: StorageErrorTranslator
     private let connection: SQLiteConnection
     private let threadPool: NIOThreadPool
+    private let role: Role
     private let gate = TransactionGate()
     private let executor: ThreadPoolTaskExecutor
+    /// The writer's reader, set once right after opening (hence `@unchecked Sendable`); nil for
+    /// `:memory:` and for a reader.
+    fileprivate(set) var reader: SQLiteTransactionRunner?
     private let logger: Logger
     /// The connection's `synchronous` setting now (changed only while the gate is held).
     private let synchronous = Mutex(CommitDurability.flushed)
@@ -99,7 +110,40 @@ final class SQLiteTransactionRunner: SQLTransactionRunner {
     /// wait for itself.
     @TaskLocal private static var transactionHolder: ObjectIdentifier?
 
-    init(connection: SQLiteConnection, threadPool: NIOThreadPool, errors: StorageErrorTranslator, logger: Logger) {
+    /// Opens a connection to the database at `path` on a thread of its own, set up for `role`.
+    static func open(path: String, role: Role, errors: StorageErrorTranslator, logger: Logger) async throws
+        -> SQLiteTransactionRunner
+    {
+        let storage: SQLiteConnection.Storage = path == ":memory:" ? .memory : .file(path: path)
+        // A thread of its own: SQLite blocks its thread while it waits for another connection's
+        // write lock, and on a shared pool a few such waits could starve the lock holder.
+        let threadPool = NIOThreadPool(numberOfThreads: 1)
+        threadPool.start()
+        let connection: SQLiteConnection
+        do {
+            connection = try await SQLiteConnection.open(
+                storage: storage, threadPool: threadPool, logger: logger,
+                on: MultiThreadedEventLoopGroup.singleton.any())
+        } catch {
+            try? await threadPool.shutdownGracefully()
+            throw StorageError(.unavailable, "cannot open SQLite database at \(path): \(errors.translate(error))")
+        }
+        let runner = SQLiteTransactionRunner(
+            connection: connection, threadPool: threadPool, role: role, errors: errors, logger: logger)
+        do {
+            try await runner.configure(path: path)
+        } catch {
+            try? await runner.close()
+            throw error
+        }
+        return runner
+    }
+
+    init(
+        connection: SQLiteConnection, threadPool: NIOThreadPool, role: Role, errors: StorageErrorTranslator,
+        logger: Logger
+    ) {
+        self.role = role
         self.connection = connection
         self.threadPool = threadPool
         self.executor = ThreadPoolTaskExecutor(pool: threadPool)
@@ -116,6 +160,13 @@ final class SQLiteTransactionRunner: SQLTransactionRunner {
     /// for other processes' write locks, and foreign keys (off by default in SQLite).
     func configure(path: String) async throws {
         do {
+            if role == .reader {
+                // A reader never writes: a write attempted on it fails instead of taking the lock.
+                try await database.raw("PRAGMA query_only = ON").run()
+                try await database.raw("PRAGMA cache_size = -65536").run()
+                try await database.raw("PRAGMA busy_timeout = 5000").run()
+                return
+            }
             let journal = try await database.raw("PRAGMA journal_mode = WAL").first()
             let mode = try journal.map { try RowReader(row: $0, table: "pragma").string("journal_mode") }
             if mode?.lowercased() != "wal" && path != ":memory:" {
@@ -148,7 +199,7 @@ final class SQLiteTransactionRunner: SQLTransactionRunner {
         do {
             let result = try await Self.$transactionHolder.withValue(holder) {
                 try await withTaskExecutorPreference(executor) {
-                    try await setSynchronous(for: durability)
+                    if role == .writer { try await setSynchronous(for: durability) }
                     return try await runTransaction(body)
                 }
             }
@@ -180,7 +231,7 @@ final class SQLiteTransactionRunner: SQLTransactionRunner {
     ) async throws -> Result {
         let database = self.database
         do {
-            try await database.raw("BEGIN IMMEDIATE").run()
+            try await database.raw(role == .writer ? "BEGIN IMMEDIATE" : "BEGIN").run()
         } catch {
             throw errors.translate(error)
         }
@@ -211,7 +262,17 @@ final class SQLiteTransactionRunner: SQLTransactionRunner {
         }
     }
 
+    func reading<Result: Sendable>(_ body: @Sendable (any SQLDatabase) async throws -> Result) async throws
+        -> Result
+    {
+        guard let reader else {
+            return try await inTransaction(holdingMigrationLock: false, durability: .flushed, body)
+        }
+        return try await reader.inTransaction(holdingMigrationLock: false, durability: .flushed, body)
+    }
+
     func close() async throws {
+        try await reader?.close()
         guard await gate.close() else { return }
         connectionClosed.withLock { $0 = true }
         do {

@@ -1,0 +1,67 @@
+import Foundation
+import Storekeeper
+import Testing
+
+@testable import StorekeeperStorage
+
+/// `Storage.read`: committed data only, and no waiting behind a write in progress.
+@Suite struct StorageReadTests {
+    // A read that waited for the writer would wait forever here: the write ends only after it.
+    @Test(.timeLimit(.minutes(1)), arguments: Backend.available)
+    func aReadSeesTheLastCommitAndDoesNotWaitForAWriteInProgress(_ backend: Backend) async throws {
+        try await TestDatabase.withFresh(backend) { storage, _ in
+            let committed = Customer(id: CustomerID("committed"), appAccountToken: UUID(), createdAt: Date())
+            try await storage.transaction { try await $0.insertCustomer(committed) }
+            let pending = Customer(id: CustomerID("pending"), appAccountToken: UUID(), createdAt: Date())
+            let (inserted, insertedSignal) = AsyncStream.makeStream(of: Void.self)
+            let (release, releaseSignal) = AsyncStream.makeStream(of: Void.self)
+            // A write that holds its transaction open (on SQLite, the one writer) until released.
+            let writer = Task {
+                try await storage.transaction { transaction in
+                    try await transaction.insertCustomer(pending)
+                    insertedSignal.yield()
+                    for await _ in release { break }
+                }
+            }
+            for await _ in inserted { break }
+            let seen = try await storage.read { transaction in
+                (try await transaction.customer(committed.id), try await transaction.customer(pending.id))
+            }
+            #expect(seen.0?.id == committed.id)
+            #expect(seen.1 == nil, "a read sees no uncommitted write")
+            releaseSignal.yield()
+            try await writer.value
+            let after = try await storage.read { try await $0.customer(pending.id) }
+            #expect(after?.id == pending.id, "a read after the commit sees it")
+        }
+    }
+
+    @Test func aWriteInAReadFailsOnSQLiteAndWritesNothing() async throws {
+        try await TestDatabase.withFresh(.sqlite) { storage, _ in
+            let customer = Customer(id: CustomerID("written"), appAccountToken: UUID(), createdAt: Date())
+            await #expect(throws: StorageError.self) {
+                try await storage.read { try await $0.insertCustomer(customer) }
+            }
+            let stored = try await storage.transaction { try await $0.customer(customer.id) }
+            #expect(stored == nil)
+        }
+    }
+
+    @Test(arguments: Backend.available)
+    func theCustomerComesWithItsConsent(_ backend: Backend) async throws {
+        try await TestDatabase.withFresh(backend) { storage, _ in
+            let customer = Customer(
+                id: CustomerID("consenting"), appAccountToken: UUID(), createdAt: Date(timeIntervalSince1970: 1000))
+            try await storage.transaction { try await $0.insertCustomer(customer) }
+            let unasked = try await storage.read { try await $0.customerWithConsent(customer.id) }
+            #expect(unasked?.customer == customer)
+            #expect(unasked?.consent == nil)
+            let consent = ConsumptionConsent(consented: false, decidedAt: Date(timeIntervalSince1970: 2000))
+            try await storage.transaction { try await $0.saveConsumptionConsent(consent, of: customer.id) }
+            let answered = try await storage.read { try await $0.customerWithConsent(customer.id) }
+            #expect(answered?.consent == consent)
+            let nobody = try await storage.read { try await $0.customerWithConsent(CustomerID("nobody")) }
+            #expect(nobody == nil)
+        }
+    }
+}
