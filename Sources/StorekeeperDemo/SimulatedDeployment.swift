@@ -347,7 +347,7 @@ public struct SimulatedDeployment: Sendable {
         try await simulator.googlePlay.deliveriesSettled()
         let deadline = ContinuousClock.now.advanced(by: timeout)
         while ContinuousClock.now < deadline {
-            let counts = try await storage.transaction { try await $0.notificationCounts() }
+            let counts = try await storage.read { try await $0.unfinishedNotificationCounts() }
             if (counts[.pending] ?? 0) == 0 && (counts[.failed] ?? 0) == 0 { return }
             try await Task.sleep(for: .milliseconds(10))
         }

@@ -158,7 +158,12 @@ public protocol StorageTransaction: ConsoleQueries, Sendable {
     /// statement (a processed batch's marks).
     func markNotificationsProcessed(_ notifications: [InboxNotification], at date: Date) async throws
     func notifications(status: InboxNotification.Status, limit: Int) async throws -> [InboxNotification]
+    /// Every status's count: reads the whole inbox (tests, diagnostics).
     func notificationCounts() async throws -> [InboxNotification.Status: Int]
+    /// The pending and failed counts only, from the status index: what `/metrics` and the waits for
+    /// an empty inbox need, at a cost that grows with the unfinished notifications rather than with
+    /// every notification ever received.
+    func unfinishedNotificationCounts() async throws -> [InboxNotification.Status: Int]
 
     // MARK: API keys and cursors
 

@@ -67,6 +67,10 @@ import Testing
                 nextSweepPage.contains(backend == .sqlite ? "(observed_at,id)>(?,?)" : "ROW(observed_at, id) >"),
                 "\(nextSweepPage)")
 
+            // /metrics: the unfinished notifications, from the status index, not the whole inbox.
+            let unfinished = try await plan(of: storage, backend) { _ = try await $0.unfinishedNotificationCounts() }
+            expect(unfinished, uses: "inbox_", sorted: nil, backend)
+
             let withoutApp = try await plan(of: storage, backend) { _ = try await $0.purchasesWithoutApp() }
             expect(withoutApp, uses: "purchases_without_app", sorted: nil, backend)
             let assign = try await plan(of: storage, backend) {
@@ -194,8 +198,17 @@ import Testing
                                         created_at)
             \(numbers) SELECT 'c' || i, 'coins', 100, 'purchase', 'credit-' || i, 'coins-' || i, i FROM n
             """,
+            // A processed inbox with a few notifications still pending or failed.
+            """
+            INSERT INTO inbox (store, dedupe_key, body, received_at, status, attempts, next_attempt_at)
+            \(numbers)
+            SELECT 'app_store', 'n-' || i, \(backend == .sqlite ? "X'00'" : "'\\x00'::bytea"), i,
+                   CASE WHEN i % 1000 = 0 THEN 'pending' WHEN i % 1000 = 1 THEN 'failed' ELSE 'processed' END, 1,
+                   CASE WHEN i % 1000 < 2 THEN i ELSE NULL END
+            FROM n
+            """,
         ]
-        if backend == .postgresql { statements.append("ANALYZE customers, purchases, ledger_entries") }
+        if backend == .postgresql { statements.append("ANALYZE customers, purchases, ledger_entries, inbox") }
         return statements
     }
 }

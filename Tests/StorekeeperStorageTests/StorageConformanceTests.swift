@@ -477,6 +477,7 @@ import Testing
                 #expect(try await transaction.notifications(status: .failed, limit: 10) == [complete])
                 #expect(
                     try await transaction.notificationCounts() == [.pending: 2, .processed: 2, .failed: 1])
+                #expect(try await transaction.unfinishedNotificationCounts() == [.pending: 2, .failed: 1])
             }
         }
     }

@@ -336,14 +336,14 @@ struct CustomerRead {
             try await storage.transaction { try await $0.purchasesWithoutApp().values.reduce(0, +) }
         }
         let counts = try await median {
-            try await storage.transaction { try await $0.notificationCounts().values.reduce(0, +) }
+            try await storage.read { try await $0.unfinishedNotificationCounts().values.reduce(0, +) }
         }
         say(
             "\(backend.name), \(customers) customers: job queries (median of 9): overdue refresh page "
                 + "\(Self.format(overdue.0)) ms (\(overdue.1) found), acknowledgement sweep page "
                 + "\(Self.format(sweep.0)) ms (\(sweep.1)), apps backfill count \(Self.format(withoutApp.0)) ms "
                 + "(\(withoutApp.1)), inbox counts for /metrics "
-                + "\(Self.format(counts.0)) ms (\(counts.1) notifications)")
+                + "\(Self.format(counts.0)) ms (\(counts.1) unfinished notifications)")
     }
 
     static func summarize(_ windows: [OpenLoopReader.Window]) -> Measured {

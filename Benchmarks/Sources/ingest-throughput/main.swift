@@ -179,7 +179,7 @@ struct IngestRun {
         }
         let durableSeconds = seconds(ContinuousClock.now - ingestStart)
         while true {
-            let counts = try await deployment.storage.transaction { try await $0.notificationCounts() }
+            let counts = try await deployment.storage.read { try await $0.unfinishedNotificationCounts() }
             if (counts[.pending] ?? 0) == 0 && (counts[.failed] ?? 0) == 0 { break }
             try await Task.sleep(for: .milliseconds(5))
         }

@@ -199,7 +199,7 @@ public struct NotificationInbox: Sendable {
         let deadline = ContinuousClock.now.advanced(by: timeout)
         while true {
             try await processUntilNoneDue()
-            let counts = try await storage.transaction { try await $0.notificationCounts() }
+            let counts = try await storage.read { try await $0.unfinishedNotificationCounts() }
             if (counts[.pending] ?? 0) == 0 { return true }
             guard ContinuousClock.now < deadline else { return false }
             try await Task.sleep(for: .milliseconds(20))

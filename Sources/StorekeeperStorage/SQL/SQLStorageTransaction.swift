@@ -606,6 +606,17 @@ struct SQLStorageTransaction: StorageTransaction {
         return counts
     }
 
+    func unfinishedNotificationCounts() async throws -> [InboxNotification.Status: Int] {
+        var counts: [InboxNotification.Status: Int] = [.pending: 0, .failed: 0]
+        for row in try await rows(
+            "SELECT status, COUNT(*) AS count FROM inbox WHERE status IN ('pending', 'failed') GROUP BY status")
+        {
+            let reader = RowReader(row: row, table: "inbox")
+            counts[try reader.raw("status", as: InboxNotification.Status.self)] = try reader.int("count")
+        }
+        return counts
+    }
+
     // MARK: API keys and cursors
 
     private static let apiKeyColumns = "id, name, secret_hash, scope, created_at"
