@@ -409,16 +409,21 @@ struct SQLStorageTransaction: StorageTransaction {
     }
 
     func appendLedgerEntry(_ entry: LedgerEntry) async throws -> LedgerEntry {
-        try await run(
+        // RETURNING gives our row when it was inserted: one statement in the usual case.
+        if let inserted = try await row(
             """
             INSERT INTO ledger_entries (\(unsafeRaw: Self.ledgerColumns))
             VALUES (\(bind: entry.customerID.rawValue), \(bind: entry.balance), \(bind: entry.amount),
                     \(bind: entry.reason.rawValue), \(bind: entry.idempotencyKey), \(bind: entry.transactionID),
                     \(bind: StoredTime.milliseconds(entry.createdAt)))
             ON CONFLICT (customer_id, idempotency_key) DO NOTHING
+            RETURNING \(unsafeRaw: Self.ledgerColumns)
             """)
-        // Whichever entry holds the key now is the one that stands: ours, or an earlier one (on
-        // PostgreSQL possibly committed by a concurrent transaction the insert waited for).
+        {
+            return try ledgerEntry(from: inserted)
+        }
+        // The key was taken: the earlier entry stands (on PostgreSQL possibly committed by a
+        // concurrent transaction the insert waited for).
         guard
             let standing = try await row(
                 """
