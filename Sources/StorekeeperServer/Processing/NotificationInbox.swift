@@ -105,8 +105,16 @@ public struct NotificationInbox: Sendable {
             switch outcome {
             case .success(let unsettled):
                 if !unsettled.isEmpty {
-                    for purchase in unsettled { await settler.settle(purchase) }
-                    try await storage.transaction(durability: .deferred) { [now = clock.now()] in
+                    // The store is told first (an API call, outside any transaction); what it
+                    // changed is recorded with the processed mark, in one transaction.
+                    var settled: [(PurchaseKey, PurchaseSettlement)] = []
+                    for purchase in unsettled {
+                        if let settlement = await settler.tellStore(purchase) {
+                            settled.append((purchase.key, settlement))
+                        }
+                    }
+                    try await storage.transaction(durability: .deferred) { [now = clock.now(), settled, recorder] in
+                        for (key, settlement) in settled { try await recorder.record(settlement, of: key, in: $0) }
                         try await $0.updateNotification(item.markedProcessed(at: now))
                     }
                 }

@@ -23,20 +23,36 @@ public struct PurchaseSettler: Sendable {
     /// Returns whether the store was told something.
     @discardableResult
     public func settle(_ purchase: Purchase, accountToken: UUID? = nil) async -> Bool {
+        guard let settlement = await tellStore(purchase, accountToken: accountToken) else { return false }
         do {
-            guard let settlement = try await stores(purchase.key.store).settle(purchase, accountToken: accountToken)
-            else { return false }
             let recorder = self.recorder
             try await storage.transaction { try await recorder.record(settlement, of: purchase.key, in: $0) }
-            logger.debug(
-                "settled a purchase with its store",
-                metadata: ["purchase": "\(purchase.key)", "settlement": "\(settlement)"])
             return true
+        } catch {
+            logger.warning(
+                "could not record a settlement; the sweeper retries what the store waits for",
+                metadata: ["purchase": "\(purchase.key)", "error": "\(error)"])
+            return false
+        }
+    }
+
+    /// Tells the purchase's store what it waits for, without recording it: the caller records the
+    /// settlement (``PurchaseRecorder/record(_:of:in:)``) in a transaction of its own choosing (the
+    /// inbox, in the one that marks the notification processed). Nil when nothing was told.
+    func tellStore(_ purchase: Purchase, accountToken: UUID? = nil) async -> PurchaseSettlement? {
+        do {
+            let settlement = try await stores(purchase.key.store).settle(purchase, accountToken: accountToken)
+            if let settlement {
+                logger.debug(
+                    "settled a purchase with its store",
+                    metadata: ["purchase": "\(purchase.key)", "settlement": "\(settlement)"])
+            }
+            return settlement
         } catch {
             logger.warning(
                 "could not settle a purchase with its store; the sweeper retries what the store waits for",
                 metadata: ["purchase": "\(purchase.key)", "error": "\(error)"])
-            return false
+            return nil
         }
     }
 
