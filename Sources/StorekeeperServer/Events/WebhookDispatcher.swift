@@ -86,7 +86,7 @@ public final class WebhookDispatcher: Sendable {
     @discardableResult
     public func run() async throws -> Round {
         var round = Round()
-        // Few transactions per round: on SQLite each one takes turns with ingest on the one connection.
+        // Few transactions per round: on SQLite each one takes turns with ingest on the one writer.
         while true {
             let (sequenced, queued, more) = try await enqueueNew()
             round.sequenced += sequenced

@@ -43,7 +43,7 @@ final class NotificationWorker: Service, Sendable {
         await withGracefulShutdownHandler {
             for await _ in signal.cancelOnGracefulShutdown() {
                 // Several loops claim disjoint batches (a claim leases what it takes): on PostgreSQL
-                // their transactions overlap; on SQLite they take turns at the one connection.
+                // their transactions overlap; on SQLite they take turns at the one writer connection.
                 await withTaskGroup(of: Void.self) { group in
                     for _ in 0..<max(1, inbox.settings.workers) {
                         group.addTask { await self.drain() }
