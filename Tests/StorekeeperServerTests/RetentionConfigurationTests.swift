@@ -19,8 +19,8 @@ import Testing
 
     @Test func defaultsKeepThirtyDaysOfEventsAndAttempts() async throws {
         let retention = try await Self.load(nil).retention
-        #expect(retention.events == 30 * 86_400)
-        #expect(retention.deliveryAttempts == 30 * 86_400)
+        #expect(retention.events == 2_592_000.0)
+        #expect(retention.deliveryAttempts == 2_592_000.0)
         #expect(retention.interval == 3_600)
         #expect(retention.batchSize == 1_000)
     }

@@ -26,7 +26,8 @@ import Testing
                 let store = h.simulator.appStore
                 let (status, created) = try await h.request(
                     .POST, "/v1/webhooks",
-                    json: #"{"name": "api-hook", "url": "\#(EventTests.hookURL(port))", "events": ["purchase.started"]}"#)
+                    json:
+                        #"{"name": "api-hook", "url": "\#(EventTests.hookURL(port))", "events": ["purchase.started"]}"#)
                 #expect(status == 201, "\(created)")
                 let first = try #require((created["secret"] as? [String: Any])?["value"] as? String)
                 let firstID = try #require((created["secret"] as? [String: Any])?["id"] as? String)
@@ -73,7 +74,8 @@ import Testing
                 #expect(caughtUp.map(\.type).contains("balance.changed"))
                 for delivery in caughtUp {
                     #expect(
-                        WebhookReceiver.signatureMatches(delivery.signature, body: delivery.body, secret: Self.nextSecret))
+                        WebhookReceiver.signatureMatches(
+                            delivery.signature, body: delivery.body, secret: Self.nextSecret))
                     #expect(!WebhookReceiver.signatureMatches(delivery.signature, body: delivery.body, secret: first))
                 }
                 // The delivery log of an API endpoint reads like a configured one's.

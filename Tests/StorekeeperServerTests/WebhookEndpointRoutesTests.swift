@@ -335,7 +335,8 @@ import Testing
                 #expect(seen.url.absoluteString == "https://crm.example.com/in")
                 // A change made on the second is what the first delivers to at its next round.
                 _ = try await second.webhookEndpoints.update("crm", .init(url: "https://crm.example.com/v2"))
-                #expect(try await first.webhooks.endpoint(named: "crm")?.url.absoluteString == "https://crm.example.com/v2")
+                #expect(
+                    try await first.webhooks.endpoint(named: "crm")?.url.absoluteString == "https://crm.example.com/v2")
                 // The second refuses the name too.
                 await #expect(throws: ServerError.self) {
                     _ = try await second.webhookEndpoints.create(.init(name: "crm", url: "https://elsewhere.example"))

@@ -49,10 +49,11 @@ extension QueryPlanTests {
             }
             expect(attemptDelete, uses: attemptKey, sorted: nil, backend)
 
-            // Deleting an endpoint deletes its queue and log by the endpoint.
+            // Deleting an endpoint deletes its queue and log by the endpoint (one of several: the
+            // rows here are all another endpoint's).
             let deleted = try await plan(of: storage, backend) { transaction in
                 let sql = try #require(transaction as? SQLStorageTransaction)
-                for statement in SQLStorageTransaction.deleteEndpointRows("backend").prefix(2) {
+                for statement in SQLStorageTransaction.deleteEndpointRows("retired").prefix(2) {
                     try await sql.run(statement)
                 }
             }

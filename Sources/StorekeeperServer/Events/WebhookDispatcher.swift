@@ -152,7 +152,6 @@ public final class WebhookDispatcher: Sendable {
         return Self.merge(configured: [], records: [record], enabledOnly: false, logger: logger).first
     }
 
-
     /// Gives positions to committed events (also run by the feed before it reads).
     func sequence() async throws -> Int {
         var total = 0

@@ -52,7 +52,7 @@ struct WebhookEndpointRoutes {
 
     func register(on group: RouterGroup<BasicRequestContext>) {
         group.post("webhooks") { request, _ in
-            let body = try await decode(Creation.self, request)
+            let body = try await Self.decodeQuietly(Creation.self, request)
             let (record, secret) = try await service.create(
                 .init(
                     name: body.name, url: body.url, events: body.events, environments: body.environments,
@@ -60,15 +60,16 @@ struct WebhookEndpointRoutes {
             return try JSONResponse.make(try await withSecret(record, secret), status: .created)
         }
         group.get("webhooks/:name") { _, context in
-            let name = try name(context)
+            let name = try endpointName(context)
             let endpoint = try await events.endpoint(context)
-            let record = events.dispatcher.settings.endpoint(named: name) == nil
+            let record =
+                events.dispatcher.settings.endpoint(named: name) == nil
                 ? try await service.record(named: name) : nil
             return try JSONResponse.make(Shown(webhook: try await events.summary(of: endpoint, record: record)))
         }
         group.patch("webhooks/:name") { request, context in
-            let name = try name(context)
-            let body = try await decode(Update.self, request)
+            let name = try endpointName(context)
+            let body = try await Self.decodeQuietly(Update.self, request)
             if body.secret != nil || body.secrets != nil {
                 throw ServerError(
                     .invalidWebhookSecret,
@@ -80,24 +81,45 @@ struct WebhookEndpointRoutes {
             return try JSONResponse.make(Shown(webhook: try await summary(record)))
         }
         group.delete("webhooks/:name") { _, context in
-            try await service.delete(try name(context))
+            try await service.delete(try endpointName(context))
             return Response(status: .noContent)
         }
         group.post("webhooks/:name/secrets") { request, context in
-            let name = try name(context)
-            let body = try await decode(NewSecret.self, request)
+            let name = try endpointName(context)
+            let body = try await Self.decodeQuietly(NewSecret.self, request)
             let (record, secret) = try await service.addSecret(to: name, secret: body.secret)
             return try JSONResponse.make(try await withSecret(record, secret), status: .created)
         }
         group.delete("webhooks/:name/secrets/:secretId") { _, context in
-            let name = try name(context)
+            let name = try endpointName(context)
             let id = context.parameters.get("secretId") ?? ""
             let record = try await service.retireSecret(id, of: name)
             return try JSONResponse.make(Shown(webhook: try await summary(record)))
         }
     }
 
-    func name(_ context: BasicRequestContext) throws -> String {
+    /// Decodes a body that may hold a secret: a refusal names the field at fault, never the text
+    /// around it (a JSON syntax error's message quotes the body).
+    static func decodeQuietly<Value: Decodable>(_ type: Value.Type, _ request: Request) async throws -> Value {
+        let data = Data(buffer: try await request.body.collect(upTo: 64 * 1024))
+        let body = data.isEmpty ? Data("{}".utf8) : data
+        do {
+            return try JSONDecoder().decode(Value.self, from: body)
+        } catch {
+            var detail = ""
+            if let error = error as? DecodingError {
+                switch error {
+                case .keyNotFound(let key, _): detail = ": \(key.stringValue) is missing"
+                case .typeMismatch(_, let context), .valueNotFound(_, let context):
+                    detail = ": \(context.codingPath.map(\.stringValue).joined(separator: ".")) has the wrong type"
+                default: detail = ""
+                }
+            }
+            throw ServerError(.malformedBody, "the body is not the expected JSON object\(detail)")
+        }
+    }
+
+    func endpointName(_ context: BasicRequestContext) throws -> String {
         context.parameters.get("name") ?? ""
     }
 

@@ -36,7 +36,8 @@ extension SQLStorageTransaction {
         return WebhookEndpointRecord(
             name: try reader.string("name"), url: url,
             eventTypes: Set(try list("events", as: [String].self).map { EventType($0) }),
-            environments: Set(try list("environments", as: [String].self).compactMap(PurchaseEnvironment.init)),
+            environments: Set(
+                try list("environments", as: [String].self).compactMap { PurchaseEnvironment(rawValue: $0) }),
             secrets: try list("secrets", as: [WebhookEndpointSecret].self), enabled: try reader.bool("enabled"),
             createdAt: try reader.date("created_at"), updatedAt: try reader.date("updated_at"))
     }
