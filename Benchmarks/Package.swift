@@ -51,6 +51,8 @@ let package = Package(
                 .product(name: "StorekeeperStorage", package: "storekeeper"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "Hummingbird", package: "hummingbird"),
+                // --webhooks on PostgreSQL creates a fresh database for each of its two deployments.
+                .product(name: "PostgresNIO", package: "postgres-nio"),
             ]
         ),
         // GET /v1/customers/{id} at a fixed open-loop rate on 1,000,000 and 10,000 seeded customers,

@@ -35,6 +35,12 @@ public final class StorekeeperApplication: Sendable {
     /// Delivers events to the configured webhook endpoints (run by ``backgroundServices``;
     /// ``WebhookDispatcher/run()`` is callable directly, e.g. by tests on a simulated clock).
     public let webhooks: WebhookDispatcher
+    /// Webhook endpoints created, changed and deleted through the API.
+    public let webhookEndpoints: WebhookEndpointService
+    /// Deletes events and delivery attempts past their retention (run by ``backgroundServices``;
+    /// callable directly, e.g. by tests on a simulated clock).
+    public let pruner: EventPruner
+    let pruning: PeriodicService
     /// Catches up on what the stores failed to deliver (run by ``backgroundServices``; callable
     /// directly, e.g. by tests on a simulated clock).
     public let recovery: MissedNotificationRecovery
@@ -136,13 +142,27 @@ public final class StorekeeperApplication: Sendable {
             ingest: ingestActivity)
         self.webhooks = webhooks
         let deliveryInterval = configuration.webhooks.pollInterval
+        // Always on: endpoints created through the API appear while running (a round without any
+        // endpoint only reads that there is none).
         let deliveryJob = PeriodicService(
-            "webhook delivery", every: deliveryInterval, enabled: !configuration.webhooks.endpoints.isEmpty,
+            "webhook delivery", every: deliveryInterval, enabled: true,
             lease: lease("webhook-delivery", every: deliveryInterval), logger: logger
         ) {
             try await webhooks.run()
         }
         webhookDelivery = WebhookDeliveryService(job: deliveryJob, dispatcher: webhooks)
+        webhookEndpoints = WebhookEndpointService(configured: configuration.webhooks, storage: storage, clock: clock)
+        let pruner = EventPruner(
+            settings: configuration.retention, webhooks: configuration.webhooks, storage: storage, clock: clock,
+            logger: logger, metrics: metrics)
+        self.pruner = pruner
+        let pruneInterval = configuration.retention.interval
+        pruning = PeriodicService(
+            "event pruning", every: pruneInterval, enabled: configuration.retention.prunes,
+            lease: lease("event-pruning", every: pruneInterval), logger: logger
+        ) {
+            try await pruner.run()
+        }
         let recovery = MissedNotificationRecovery(inbox: inbox, settings: configuration.processing.catchUp)
         self.recovery = recovery
         // What the catch-up stores it processes itself; the worker's poll retries any failure.
@@ -208,7 +228,9 @@ public final class StorekeeperApplication: Sendable {
         AppTransactionRoutes(service: appTransactions).register(on: authenticated)
         InboxRoutes(storage: storage).register(on: authenticated)
         console?.register(on: router)
-        EventRoutes(storage: storage, dispatcher: webhooks).register(on: authenticated)
+        let eventRoutes = EventRoutes(storage: storage, dispatcher: webhooks)
+        eventRoutes.register(on: authenticated)
+        WebhookEndpointRoutes(service: webhookEndpoints, events: eventRoutes).register(on: authenticated)
         return router
     }
 
@@ -229,8 +251,11 @@ public final class StorekeeperApplication: Sendable {
 
     /// The background work: processing stored notifications, retrying Google Play
     /// acknowledgements that failed, catching up on missed notifications, answering refund
-    /// consumption requests, and delivering events to the configured webhook endpoints.
-    public var backgroundServices: [any Service] { [worker, sweeper, catchUp, refundAnswering, webhookDelivery] }
+    /// consumption requests, delivering events to the webhook endpoints, and pruning events and
+    /// delivery attempts past their retention.
+    public var backgroundServices: [any Service] {
+        [worker, sweeper, catchUp, refundAnswering, webhookDelivery, pruning]
+    }
 
 }
 

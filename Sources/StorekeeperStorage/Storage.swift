@@ -271,6 +271,34 @@ public protocol StorageTransaction: ConsoleQueries, Sendable {
     /// A named position kept between runs (e.g. the last notification-history date fetched).
     func cursor(_ name: String) async throws -> String?
     func setCursor(_ name: String, to value: String) async throws
+
+    // MARK: Webhook endpoints managed through the API, and pruning (migration 13)
+
+    /// The endpoints created through the API, by name.
+    func webhookEndpointRecords() async throws -> [WebhookEndpointRecord]
+    func webhookEndpointRecord(named name: String) async throws -> WebhookEndpointRecord?
+    /// Inserts the endpoint; throws ``StorageError/Reason/conflict`` if its name is taken.
+    func insertWebhookEndpointRecord(_ record: WebhookEndpointRecord) async throws
+    /// Replaces the endpoint with the same name (its URL, filters, secrets, enabled flag).
+    func updateWebhookEndpointRecord(_ record: WebhookEndpointRecord) async throws
+    /// Deletes the endpoint with its delivery queue, its attempts and its cursor; returns whether
+    /// it existed.
+    func deleteWebhookEndpointRecord(named name: String) async throws -> Bool
+
+    /// Holds the webhook cursors for this transaction: what moves a cursor back or queues an old
+    /// event takes turns with pruning, which never deletes an event one of them is about to queue.
+    func lockWebhookCursors() async throws
+    /// The lowest position still kept (nil: no numbered event is kept).
+    func firstEventPosition() async throws -> Int?
+    /// The lowest position any endpoint still has a pending delivery for (nil: none pending).
+    func firstPendingDeliveryPosition() async throws -> Int?
+    /// Deletes numbered events at or below `position` that occurred before `cutoff`, lowest
+    /// position first, at most `limit`, stopping at the first younger one (never skipping past it,
+    /// so what is kept stays one run of positions), with their delivery rows; returns how many.
+    func pruneEvents(occurredBefore cutoff: Date, through position: Int, limit: Int) async throws -> Int
+    /// Deletes delivery attempts made before `cutoff`, oldest first, at most `limit`, stopping at
+    /// the first younger one; returns how many.
+    func pruneDeliveryAttempts(attemptedBefore cutoff: Date, limit: Int) async throws -> Int
 }
 
 /// The entries posted for one store transaction: their sum and how many there are (a sum of 0 may

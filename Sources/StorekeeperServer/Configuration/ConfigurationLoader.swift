@@ -152,7 +152,34 @@ struct Parse {
             catalog: catalog, processing: processing, quotas: quotas, console: console()
         )
         configuration.webhooks = webhooks()
+        configuration.retention = retention()
         return configuration
+    }
+
+    // MARK: Retention
+
+    mutating func retention() -> RetentionSettings {
+        var settings = RetentionSettings()
+        settings.events = retentionDays("retention.events", default: settings.events)
+        settings.deliveryAttempts = retentionDays("retention.deliveryAttempts", default: settings.deliveryAttempts)
+        settings.interval = seconds("retention.interval") ?? settings.interval
+        settings.batchSize = int("retention.batchSize", in: 1...100_000) ?? settings.batchSize
+        return settings
+    }
+
+    /// A retention in days (fractions allowed), 0 for forever; as seconds.
+    mutating func retentionDays(_ key: String, default fallback: TimeInterval?) -> TimeInterval? {
+        guard let value = reader.double(forKey: ConfigKey(key)) else {
+            if let text = reader.string(forKey: ConfigKey(key)) {
+                problem(key, "'\(text)' is not a number of days (0: keep forever)")
+            }
+            return fallback
+        }
+        guard value >= 0, value.isFinite else {
+            problem(key, "must be a number of days, 0 or more (0: keep forever)")
+            return fallback
+        }
+        return value == 0 ? nil : value * 86_400
     }
 
     // MARK: Webhooks

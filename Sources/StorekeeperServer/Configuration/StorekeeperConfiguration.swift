@@ -26,6 +26,8 @@ public struct StorekeeperConfiguration: Sendable {
     public var console: ConsoleSettings
     /// Where events are delivered (none by default: the feed alone).
     public var webhooks = WebhookSettings()
+    /// How long events and delivery attempts are kept.
+    public var retention = RetentionSettings()
 
     public init(
         server: HTTPSettings = HTTPSettings(), environment: PurchaseEnvironment = .production, storageURL: String,

@@ -65,6 +65,27 @@ public enum ErrorCode: String, Sendable, Hashable, CaseIterable {
     /// The server can't do this with its configuration (no API key for the store, …).
     case notConfigured = "not-configured"
 
+    // Webhook endpoints through the API, and pruning (docs/events.md).
+    /// An endpoint name that is not 1–64 letters, digits, `-`, `_` or `.`.
+    case invalidWebhookName = "invalid-webhook-name"
+    /// A webhook URL that is not http or https with a host.
+    case invalidWebhookURL = "invalid-webhook-url"
+    /// An environment filter names neither `production` nor `sandbox`.
+    case unknownEnvironment = "unknown-environment"
+    /// A webhook secret that is empty or shorter than 16 characters, or sent where it can't be set.
+    case invalidWebhookSecret = "invalid-webhook-secret"
+    /// Another endpoint, configured or created through the API, has the name.
+    case webhookNameTaken = "webhook-name-taken"
+    /// The endpoint is in the configuration file: the API can't change it.
+    case webhookConfigured = "webhook-configured"
+    /// The endpoint has two secrets already: retire one before adding another.
+    case webhookSecretLimit = "webhook-secret-limit"
+    /// Retiring the endpoint's only secret.
+    case webhookSecretRequired = "webhook-secret-required"
+    case webhookSecretNotFound = "webhook-secret-not-found"
+    /// An event cursor older than the events kept: they were pruned (retention).
+    case cursorExpired = "cursor-expired"
+
     // Outages.
     /// The store's API failed in a way that may pass (5xx, 429, network); retried.
     case storeUnavailable = "store-unavailable"
@@ -94,6 +115,10 @@ public enum ErrorCode: String, Sendable, Hashable, CaseIterable {
         case .storeUnavailable, .storeRefused: .badGateway
         case .pushKeysUnavailable, .storageUnavailable: .serviceUnavailable
         case .internal: .internalServerError
+        case .invalidWebhookName, .invalidWebhookURL, .unknownEnvironment, .invalidWebhookSecret: .badRequest
+        case .webhookNameTaken, .webhookConfigured, .webhookSecretLimit, .webhookSecretRequired: .conflict
+        case .webhookSecretNotFound: .notFound
+        case .cursorExpired: .gone
         }
     }
 

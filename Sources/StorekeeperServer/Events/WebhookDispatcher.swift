@@ -86,26 +86,35 @@ public final class WebhookDispatcher: Sendable {
     @discardableResult
     public func run() async throws -> Round {
         var round = Round()
+        var endpoints: [WebhookEndpoint] = []
         // Few transactions per round: on SQLite each one takes turns with ingest on the one writer.
         while true {
-            let (sequenced, queued, more) = try await enqueueNew()
+            let (sequenced, queued, more, current) = try await enqueueNew()
             round.sequenced += sequenced
             round.queued += queued
+            endpoints = current
             if !more { break }
         }
-        for endpoint in settings.endpoints {
+        for endpoint in endpoints {
             try await deliverDue(to: endpoint, round: &round)
         }
         return round
     }
 
-    /// In one transaction: numbers committed events and queues, for each endpoint, those after its
-    /// cursor that it takes, moving the cursor past every event read (taken or not). Returns
-    /// whether more may be waiting.
-    func enqueueNew() async throws -> (sequenced: Int, queued: Int, more: Bool) {
+    /// In one transaction: reads the endpoints (configured, and enabled ones created through the
+    /// API, so a change is picked up at the next round), numbers committed events and queues, for
+    /// each endpoint, those after its cursor that it takes, moving the cursor past every event read
+    /// (taken or not). Returns whether more may be waiting, and the endpoints. Without any
+    /// endpoint it does nothing more than read them.
+    func enqueueNew() async throws -> (sequenced: Int, queued: Int, more: Bool, endpoints: [WebhookEndpoint]) {
         let now = clock.now()
-        let endpoints = settings.endpoints
+        let configured = settings.endpoints
+        let logger = self.logger
         return try await storage.transaction { transaction in
+            let endpoints = Self.merge(
+                configured: configured, records: try await transaction.webhookEndpointRecords(), enabledOnly: true,
+                logger: logger)
+            guard !endpoints.isEmpty else { return (0, 0, false, []) }
             let sequenced = try await transaction.sequenceEvents(limit: Self.sequenceBatch)
             var queued = 0
             var more = sequenced == Self.sequenceBatch
@@ -121,8 +130,37 @@ public final class WebhookDispatcher: Sendable {
                 queued += taken
                 if read == Self.fanOutBatch { more = true }
             }
-            return (sequenced, queued, more)
+            return (sequenced, queued, more, endpoints)
         }
+    }
+
+    /// The configured endpoints and those created through the API (a configured one wins a name
+    /// both have: the API refuses to create it, but the file may gain it later); with
+    /// `enabledOnly`, without the disabled ones.
+    static func merge(
+        configured: [WebhookEndpoint], records: [WebhookEndpointRecord], enabledOnly: Bool, logger: Logger
+    ) -> [WebhookEndpoint] {
+        let names = Set(configured.map(\.name))
+        return configured
+            + records.filter { !names.contains($0.name) && (!enabledOnly || $0.enabled) }.compactMap { record in
+                do {
+                    return try WebhookEndpoint(record: record)
+                } catch {
+                    // Validated when written; only a database edited by hand gets here.
+                    logger.warning(
+                        "webhook endpoint in the database can't be used", metadata: ["endpoint": "\(record.name)"])
+                    return nil
+                }
+            }
+    }
+
+    /// The endpoint with this name, configured or created through the API (enabled or not).
+    public func endpoint(named name: String) async throws -> WebhookEndpoint? {
+        if let configured = settings.endpoint(named: name) { return configured }
+        guard let record = try await storage.transaction({ try await $0.webhookEndpointRecord(named: name) }) else {
+            return nil
+        }
+        return Self.merge(configured: [], records: [record], enabledOnly: false, logger: logger).first
     }
 
     /// Gives positions to committed events (also run by the feed before it reads).
@@ -264,12 +302,13 @@ public final class WebhookDispatcher: Sendable {
 
     /// Queues one event again for `endpoint`, from its first attempt.
     public func redeliver(_ eventID: UUID, to endpointName: String) async throws {
-        guard let endpoint = settings.endpoint(named: endpointName) else {
+        guard let endpoint = try await endpoint(named: endpointName) else {
             throw ServerError(.webhookNotFound, "no webhook endpoint named \(endpointName) is configured")
         }
         let now = clock.now()
         _ = try await sequence()
         try await storage.transaction { transaction in
+            try await transaction.lockWebhookCursors()
             guard let event = try await transaction.event(id: eventID), event.position != nil else {
                 throw ServerError(.eventNotFound, "no event has id \(eventID.uuidString.lowercased())")
             }
@@ -280,14 +319,12 @@ public final class WebhookDispatcher: Sendable {
     /// Moves `endpoint`'s cursor back to `after` (0: the beginning): every event after it that the
     /// endpoint takes is delivered again, in order.
     public func replay(to endpointName: String, after position: Int) async throws {
-        guard let endpoint = settings.endpoint(named: endpointName) else {
+        guard let endpoint = try await endpoint(named: endpointName) else {
             throw ServerError(.webhookNotFound, "no webhook endpoint named \(endpointName) is configured")
         }
         try await storage.transaction { transaction in
-            let exists = position == 0 ? true : try await transaction.eventExists(position: position)
-            guard exists else {
-                throw ServerError(.unknownCursor, "no event has position \(position)")
-            }
+            try await transaction.lockWebhookCursors()
+            try await EventCursor.validate(position, in: transaction)
             try await transaction.setCursor(Self.cursorName(endpoint.name), to: String(position))
         }
     }

@@ -110,3 +110,17 @@ public struct WebhookConfigurationError: Error, Sendable, CustomStringConvertibl
 
     public var description: String { "\(key): \(message)" }
 }
+
+extension WebhookEndpoint {
+    /// An endpoint created through the API, as the dispatcher delivers to it.
+    public init(record: WebhookEndpointRecord) throws {
+        try self.init(
+            name: record.name, url: record.url, eventTypes: record.eventTypes, environments: record.environments,
+            secrets: try record.secrets.map { try WebhookSecret($0.value) })
+    }
+}
+
+extension WebhookSecret {
+    /// The shortest secret accepted, in the configuration file and through the API.
+    public static let minimumLength = 16
+}

@@ -36,6 +36,18 @@ struct EventRoutes {
         var delivered: Int
         var dead: Int
         var nextAttemptAt: Date?
+        /// `configuration` (read-only through the API) or `api`.
+        var source: String
+        var enabled: Bool
+        /// An API-managed endpoint's secrets: ids and dates, never the values.
+        var secretIds: [SecretSummary]?
+        var createdAt: Date?
+        var updatedAt: Date?
+    }
+
+    struct SecretSummary: Encodable {
+        var id: String
+        var createdAt: Date
     }
 
     struct AttemptListing: Encodable {
@@ -87,14 +99,10 @@ struct EventRoutes {
             }
             _ = try await dispatcher.sequence()
             let filter = customer
-            let (found, exists) = try await storage.transaction { transaction in
-                let exists = after == 0 ? true : try await transaction.eventExists(position: after)
-                guard exists else { return ([StoredEvent](), false) }
-                return (
-                    try await transaction.events(after: after, customer: filter, types: types, limit: limit + 1), true
-                )
+            let found = try await storage.transaction { transaction in
+                try await EventCursor.validate(after, in: transaction)
+                return try await transaction.events(after: after, customer: filter, types: types, limit: limit + 1)
             }
-            guard exists else { throw ServerError(.unknownCursor, "no event has position \(after)") }
             let page = try found.prefix(limit).map { stored in
                 FeedEntry(
                     position: stored.position ?? 0,
@@ -106,21 +114,17 @@ struct EventRoutes {
         group.get("webhooks") { _, _ in
             var summaries: [EndpointSummary] = []
             for endpoint in dispatcher.settings.endpoints {
-                let name = endpoint.name
-                let (counts, next) = try await storage.transaction {
-                    (try await $0.deliveryCounts(endpoint: name), try await $0.nextDeliveryDue(endpoint: name))
-                }
-                summaries.append(
-                    EndpointSummary(
-                        name: name, url: Self.redacted(endpoint.url), events: endpoint.eventTypes.sorted(),
-                        environments: endpoint.environments.sorted { $0.rawValue < $1.rawValue },
-                        secrets: endpoint.secrets.count, pending: counts[.pending] ?? 0,
-                        delivered: counts[.delivered] ?? 0, dead: counts[.dead] ?? 0, nextAttemptAt: next))
+                summaries.append(try await summary(of: endpoint, record: nil))
+            }
+            let configured = Set(dispatcher.settings.endpoints.map(\.name))
+            let records = try await storage.transaction { try await $0.webhookEndpointRecords() }
+            for record in records where !configured.contains(record.name) {
+                summaries.append(try await summary(of: try WebhookEndpoint(record: record), record: record))
             }
             return try JSONResponse.make(EndpointListing(webhooks: summaries))
         }
         group.get("webhooks/:name/attempts") { request, context in
-            let endpoint = try endpoint(context)
+            let endpoint = try await endpoint(context)
             let limit = try Self.limit(request.uri.queryParameters.get("limit"))
             var eventID: UUID?
             if let raw = request.uri.queryParameters.get("event") {
@@ -136,7 +140,7 @@ struct EventRoutes {
             return try JSONResponse.make(AttemptListing(attempts: attempts))
         }
         group.get("webhooks/:name/deliveries") { request, context in
-            let endpoint = try endpoint(context)
+            let endpoint = try await endpoint(context)
             let limit = try Self.limit(request.uri.queryParameters.get("limit"))
             var status: EventDelivery.Status?
             if let raw = request.uri.queryParameters.get("status") {
@@ -160,7 +164,7 @@ struct EventRoutes {
                     }))
         }
         group.post("webhooks/:name/redeliver") { request, context in
-            let endpoint = try endpoint(context)
+            let endpoint = try await endpoint(context)
             let body = try await decode(Redelivery.self, request)
             guard let id = UUID(uuidString: body.eventId) else {
                 throw ServerError(.malformedBody, "eventId must be an event id (a UUID)")
@@ -170,7 +174,7 @@ struct EventRoutes {
                 Accepted(webhook: endpoint.name, queued: "event \(id.uuidString.lowercased())"), status: .accepted)
         }
         group.post("webhooks/:name/replay") { request, context in
-            let endpoint = try endpoint(context)
+            let endpoint = try await endpoint(context)
             let body = try await decode(Replay.self, request)
             guard body.after >= 0 else { throw ServerError(.unknownCursor, "after must be 0 or an event's position") }
             try await dispatcher.replay(to: endpoint.name, after: body.after)
@@ -179,12 +183,28 @@ struct EventRoutes {
         }
     }
 
-    func endpoint(_ context: BasicRequestContext) throws -> WebhookEndpoint {
+    func endpoint(_ context: BasicRequestContext) async throws -> WebhookEndpoint {
         let name = context.parameters.get("name") ?? ""
-        guard let endpoint = dispatcher.settings.endpoint(named: name) else {
+        guard let endpoint = try await dispatcher.endpoint(named: name) else {
             throw ServerError(.webhookNotFound, "no webhook endpoint named \(name) is configured")
         }
         return endpoint
+    }
+
+    /// What the API shows of an endpoint: never a secret's value.
+    func summary(of endpoint: WebhookEndpoint, record: WebhookEndpointRecord?) async throws -> EndpointSummary {
+        let name = endpoint.name
+        let (counts, next) = try await storage.transaction {
+            (try await $0.deliveryCounts(endpoint: name), try await $0.nextDeliveryDue(endpoint: name))
+        }
+        return EndpointSummary(
+            name: name, url: Self.redacted(endpoint.url), events: endpoint.eventTypes.sorted(),
+            environments: endpoint.environments.sorted { $0.rawValue < $1.rawValue },
+            secrets: endpoint.secrets.count, pending: counts[.pending] ?? 0,
+            delivered: counts[.delivered] ?? 0, dead: counts[.dead] ?? 0, nextAttemptAt: next,
+            source: record == nil ? "configuration" : "api", enabled: record?.enabled ?? true,
+            secretIds: record?.secrets.map { SecretSummary(id: $0.id, createdAt: $0.createdAt) },
+            createdAt: record?.createdAt, updatedAt: record?.updatedAt)
     }
 
     /// The URL without credentials or query, which may hold a token.

@@ -91,6 +91,12 @@ final class ServerMetrics: Sendable {
             .record(seconds)
     }
 
+    /// Rows pruned past their retention, by table (`events`, `webhook_attempts`).
+    func pruned(table: String, count: Int) {
+        Counter(label: "storekeeper_pruned_rows_total", dimensions: [("table", table)], factory: factory)
+            .increment(by: count)
+    }
+
     func exposition() -> String {
         var buffer: [UInt8] = []
         registry.emit(into: &buffer)

@@ -22,7 +22,7 @@ extension Migration {
     /// Every migration this build knows, oldest first.
     static let all: [Migration] = [
         initialSchema, refreshTracking, appsAndEnvironments, jobLeases, quotaAdmissions, scaleIndexes, verifiedInbox,
-        refundDecisions, events, consoleActions, appTransactions,
+        refundDecisions, events, consoleActions, appTransactions, webhookEndpoints,
     ]
 
     /// The version a fully migrated database reports.
@@ -684,4 +684,34 @@ extension Migration {
             """,
             "CREATE INDEX webhook_attempts_by_endpoint ON webhook_attempts (endpoint, seq)",
         ])
+}
+
+extension Migration {
+    /// Version 13: webhook endpoints created through the API, and the indexes pruning deletes by
+    /// (a delivery's rows by its event's position; the lowest pending position).
+    static let webhookEndpoints = Migration(
+        version: 13, name: "webhook endpoints through the API",
+        sqlite: webhookEndpointStatements(boolean: "INTEGER", integer: "INTEGER", strict: " STRICT"),
+        postgresql: webhookEndpointStatements(boolean: "BOOLEAN", integer: "BIGINT", strict: ""))
+
+    private static func webhookEndpointStatements(boolean: String, integer: String, strict: String) -> [String] {
+        [
+            // Filters and secrets as JSON lists; secrets in clear, as the configuration file keeps
+            // them (deliveries are signed with them).
+            """
+            CREATE TABLE webhook_endpoints (
+                name TEXT NOT NULL PRIMARY KEY,
+                url TEXT NOT NULL,
+                events TEXT NOT NULL,
+                environments TEXT NOT NULL,
+                secrets TEXT NOT NULL,
+                enabled \(boolean) NOT NULL,
+                created_at \(integer) NOT NULL,
+                updated_at \(integer) NOT NULL
+            )\(strict)
+            """,
+            "CREATE INDEX webhook_deliveries_by_position ON webhook_deliveries (position)",
+            "CREATE INDEX webhook_deliveries_pending_by_position ON webhook_deliveries (position) WHERE status = 'pending'",
+        ]
+    }
 }

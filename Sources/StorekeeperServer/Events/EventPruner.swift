@@ -1,0 +1,126 @@
+public import Foundation
+public import Logging
+public import StoreCore
+public import StorekeeperStorage
+
+/// How long events and delivery attempts are kept (docs/events.md, "Retention";
+/// docs/configuration.md `retention.*`).
+public struct RetentionSettings: Sendable, Hashable {
+    /// How long an event is kept after it occurred (nil: forever). An event some endpoint still
+    /// has to deliver is kept longer, until it is delivered or dead-lettered.
+    public var events: TimeInterval?
+    /// How long a delivery attempt stays in the log (nil: forever).
+    public var deliveryAttempts: TimeInterval?
+    /// How often the pruning job runs.
+    public var interval: TimeInterval
+    /// Rows deleted per transaction (each a short one, taking turns with ingest).
+    public var batchSize: Int
+
+    public static let defaultEvents: TimeInterval = 30 * 86_400
+    public static let defaultDeliveryAttempts: TimeInterval = 30 * 86_400
+
+    public init(
+        events: TimeInterval? = RetentionSettings.defaultEvents,
+        deliveryAttempts: TimeInterval? = RetentionSettings.defaultDeliveryAttempts, interval: TimeInterval = 3_600,
+        batchSize: Int = 1_000
+    ) {
+        self.events = events
+        self.deliveryAttempts = deliveryAttempts
+        self.interval = interval
+        self.batchSize = batchSize
+    }
+
+    /// Whether anything is ever pruned.
+    public var prunes: Bool { events != nil || deliveryAttempts != nil }
+}
+
+/// Deletes events and delivery attempts older than their retention, strictly by age (never an
+/// event younger than the retention), in bounded batches through indexes. Never an event an
+/// endpoint still has to deliver (at or after the lowest pending delivery, or after an endpoint's
+/// cursor), nor the newest event (positions continue from it). Runs as a leased job.
+public final class EventPruner: Sendable {
+    public let settings: RetentionSettings
+    let webhooks: WebhookSettings
+    let storage: any Storage
+    let clock: any WallClock
+    let logger: Logger
+    let metrics: ServerMetrics?
+
+    /// What one run deleted.
+    public struct Report: Sendable, Hashable {
+        public var events: Int
+        public var deliveryAttempts: Int
+
+        public init(events: Int = 0, deliveryAttempts: Int = 0) {
+            self.events = events
+            self.deliveryAttempts = deliveryAttempts
+        }
+    }
+
+    init(
+        settings: RetentionSettings, webhooks: WebhookSettings, storage: any Storage, clock: any WallClock,
+        logger: Logger, metrics: ServerMetrics?
+    ) {
+        self.settings = settings
+        self.webhooks = webhooks
+        self.storage = storage
+        self.clock = clock
+        self.logger = logger
+        self.metrics = metrics
+    }
+
+    /// Prunes until nothing old enough is left.
+    @discardableResult
+    public func run() async throws -> Report {
+        var report = Report()
+        let now = clock.now()
+        let batch = max(settings.batchSize, 1)
+        if let retention = settings.events {
+            let cutoff = now.addingTimeInterval(-retention)
+            while true {
+                let deleted = try await pruneEvents(before: cutoff, limit: batch)
+                report.events += deleted
+                if deleted < batch { break }
+            }
+        }
+        if let retention = settings.deliveryAttempts {
+            let cutoff = now.addingTimeInterval(-retention)
+            while true {
+                let deleted = try await storage.transaction {
+                    try await $0.pruneDeliveryAttempts(attemptedBefore: cutoff, limit: batch)
+                }
+                report.deliveryAttempts += deleted
+                if deleted < batch { break }
+            }
+        }
+        metrics?.pruned(table: "events", count: report.events)
+        metrics?.pruned(table: "webhook_attempts", count: report.deliveryAttempts)
+        if report != Report() {
+            logger.info(
+                "pruned events and delivery attempts past their retention",
+                metadata: ["events": "\(report.events)", "deliveryAttempts": "\(report.deliveryAttempts)"])
+        }
+        return report
+    }
+
+    /// One batch, in one transaction holding the webhook cursors (a replay or redelivery can't
+    /// queue an event this deletes): the bound is the newest event, every endpoint's cursor and
+    /// the lowest pending delivery.
+    func pruneEvents(before cutoff: Date, limit: Int) async throws -> Int {
+        let configured = webhooks.endpoints.map(\.name)
+        return try await storage.transaction { transaction in
+            try await transaction.lockWebhookCursors()
+            var bound = try await transaction.lastEventPosition() - 1
+            let names = configured + (try await transaction.webhookEndpointRecords()).map(\.name)
+            for name in names {
+                let cursor = try await transaction.cursor(WebhookDispatcher.cursorName(name)).flatMap { Int($0) } ?? 0
+                bound = min(bound, cursor)
+            }
+            if let pending = try await transaction.firstPendingDeliveryPosition() {
+                bound = min(bound, pending - 1)
+            }
+            guard bound > 0 else { return 0 }
+            return try await transaction.pruneEvents(occurredBefore: cutoff, through: bound, limit: limit)
+        }
+    }
+}
