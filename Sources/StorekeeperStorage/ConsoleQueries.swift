@@ -21,6 +21,8 @@ public protocol ConsoleQueries: Sendable {
     func consoleActions(target: String) async throws -> [ConsoleAction]
     /// The most recent actions, newest first.
     func recentConsoleActions(limit: Int) async throws -> [ConsoleAction]
+    /// A customer's events, newest written first, whether or not the feed has numbered them yet.
+    func recentEvents(of customer: CustomerID, limit: Int) async throws -> [StoredEvent]
 }
 
 /// Where a page of the inbox ended: a notification's arrival, store and key.

@@ -34,6 +34,10 @@ extension QueryPlanTests {
             expect(activity, uses: "overview_activity_day", sorted: nil, backend)
             let states = try await plan(of: storage, backend) { _ = try await $0.overviewStates(day: now) }
             expect(states, uses: "overview_states_day", sorted: nil, backend)
+            let events = try await plan(of: storage, backend) {
+                _ = try await $0.recentEvents(of: CustomerID("customer-7"), limit: 200)
+            }
+            expect(events, uses: "events_by_customer", sorted: nil, backend)
             let byStoreID = try await plan(of: storage, backend) { _ = try await $0.purchases(storeID: "sub-42") }
             expect(
                 byStoreID, uses: backend == .sqlite ? "sqlite_autoindex_purchases_1" : "purchases_pkey", sorted: nil,

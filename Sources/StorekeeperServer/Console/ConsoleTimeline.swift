@@ -89,9 +89,8 @@ extension Console {
                         at: request.updatedAt, kind: .consumption, purchase: request.purchaseKey,
                         detail: Self.consumptionDetail(request)))
             }
-            // The customer's first events by position (the feed's order); a long history is cut.
-            let events = try await transaction.events(
-                after: 0, customer: customer, types: [], limit: Self.timelineEventLimit)
+            // The customer's latest events (numbered by the feed or not yet); a long history is cut.
+            let events = try await transaction.recentEvents(of: customer, limit: Self.timelineEventLimit)
             for event in events {
                 let position: HTML = event.position.map { " <span class=\"muted\">#\($0)</span>" } ?? .empty
                 entries.append(

@@ -85,6 +85,16 @@ extension SQLStorageTransaction {
         ).map(consoleAction(from:))
     }
 
+    func recentEvents(of customer: CustomerID, limit: Int) async throws -> [StoredEvent] {
+        // `events_by_customer` (customer_id, position): one customer's rows, sorted here.
+        try await rows(
+            """
+            SELECT \(unsafeRaw: Self.eventColumns) FROM events WHERE customer_id = \(bind: customer.rawValue)
+            ORDER BY seq DESC LIMIT \(bind: max(limit, 0))
+            """
+        ).map(storedEvent(from:))
+    }
+
     // MARK: Overview
 
     /// The subscriptions the overview's recount of states reads (``recountOverviewStates(day:)``):
