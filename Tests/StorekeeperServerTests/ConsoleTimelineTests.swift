@@ -19,7 +19,8 @@ import Testing
         signIn.headers.add(name: "Content-Type", value: "application/x-www-form-urlencoded")
         signIn.body = .bytes(ByteBuffer(string: "name=rita&password=timeline+test+password"))
         let client = HTTPClient(
-            eventLoopGroupProvider: .singleton, configuration: HTTPClient.Configuration(redirectConfiguration: .disallow))
+            eventLoopGroupProvider: .singleton,
+            configuration: HTTPClient.Configuration(redirectConfiguration: .disallow))
         defer { _ = client.shutdown() }
         let answer = try await client.execute(signIn, timeout: .seconds(20))
         let cookie = try #require(answer.headers.first(name: "Set-Cookie")?.split(separator: ";").first)
