@@ -36,8 +36,7 @@ import Testing
         let console = ConsoleSettings(operators: [
             ConsoleOperator(name: "rita", role: .readOnly, credential: .password(Self.password))
         ])
-        try await ServerHarness.run(on: backend, customize: { _, configuration in configuration.console = console }) {
-            h in
+        let walkthrough: (ServerHarness) async throws -> Void = { h in
             let token = try await h.createCustomer("ada")
             let consent = try await h.request(.PUT, "/v1/customers/ada", json: #"{"consumptionConsent": true}"#)
             #expect(consent.status == 200)
@@ -62,5 +61,7 @@ import Testing
             let billing = rows.filter { $0.hasPrefix("billing-event\"") }
             #expect(billing.contains { $0.contains("USD 0.99") }, "\(billing)")
         }
+        try await ServerHarness.run(
+            on: backend, customize: { _, configuration in configuration.console = console }, walkthrough)
     }
 }
