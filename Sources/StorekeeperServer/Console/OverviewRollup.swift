@@ -89,7 +89,7 @@ public struct OverviewRollup: Sendable {
         var event = event
         if event.store == nil, let id = event.details.transactionID,
             let record = try await transaction.transactions(storeID: id).first,
-            let purchase = try await transaction.purchase(record.purchaseKey)
+            let purchase = try await Self.purchase(record.purchaseKey, in: transaction)
         {
             // A refund that changed nothing of its purchase (a consumable's share) names only the
             // billing event: its purchase says where it belongs.
@@ -105,7 +105,9 @@ public struct OverviewRollup: Sendable {
             OverviewActivity(slice: slice, day: day, kind: kind, count: count)
         }
         var kind = event.productID.flatMap { catalog.product($0, in: store)?.kind }
-        if kind == nil { kind = try await transaction.purchase(PurchaseKey(store: store, id: purchaseID))?.kind }
+        if kind == nil {
+            kind = try await Self.purchase(PurchaseKey(store: store, id: purchaseID), in: transaction)?.kind
+        }
         let isSubscription = kind == .subscription
         let ended: Set<SubscriptionState> = [.expired, .revoked]
         var deltas: [OverviewActivity] = []
@@ -155,6 +157,12 @@ public struct OverviewRollup: Sendable {
         }
         let at = Date(timeIntervalSince1970: seconds)
         return (at, try await transaction.overviewStates(day: Console.startOfDay(at)))
+    }
+
+    /// A purchase read without the lock processing takes on it (``StorageTransaction/purchase(_:)``
+    /// locks the key on PostgreSQL): the job never waits on, or holds up, a notification.
+    static func purchase(_ key: PurchaseKey, in transaction: any StorageTransaction) async throws -> Purchase? {
+        try await transaction.purchases(storeID: key.id).first { $0.key == key }
     }
 
     /// Recounts subscriptions by state when the last recount is `recountInterval` old (or `force`).
