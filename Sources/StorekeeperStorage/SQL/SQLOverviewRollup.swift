@@ -230,7 +230,9 @@ extension Migration {
     /// The overview's rollup and the prices of billing events: each billing event's price and
     /// currency as its store reported them and the offer it was bought under; the daily counts per
     /// store, app, environment, day, kind and currency; the subscriptions by state as recounted;
-    /// a partial index on free-trial billing events for that recount.
+    /// a partial index on free-trial billing events for that recount. The time indexes on state
+    /// changes and billing events that only the overview's former counting read are dropped: each
+    /// cost a write per change on the processing path.
     static let overviewRollup = Migration(
         version: 12, name: "overview rollup and prices",
         sqlite: [
@@ -264,6 +266,8 @@ extension Migration {
             ) STRICT
             """,
             "CREATE INDEX overview_states_day ON overview_states (day)",
+            "DROP INDEX state_changes_observed",
+            "DROP INDEX transactions_purchased",
         ],
         postgresql: [
             "ALTER TABLE transactions ADD COLUMN price_micros BIGINT",
@@ -296,5 +300,7 @@ extension Migration {
             )
             """,
             "CREATE INDEX overview_states_day ON overview_states (day)",
+            "DROP INDEX state_changes_observed",
+            "DROP INDEX transactions_purchased",
         ])
 }
