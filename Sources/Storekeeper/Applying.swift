@@ -71,6 +71,10 @@ public struct TransactionRecord: Sendable, Hashable, Codable {
         guard newer.id == fact.id,
             newer.observedAt > fact.observedAt || (newer.observedAt == fact.observedAt && revokes)
         else { return self }
+        // A later word that doesn't repeat the price or offer (a refund notice) keeps what was said.
+        var newer = newer
+        newer.price = newer.price ?? fact.price
+        newer.offer = newer.offer ?? fact.offer
         return TransactionRecord(purchaseKey: purchaseKey, fact: newer)
     }
 }

@@ -9,6 +9,9 @@ public struct ChangeSet: Sendable {
     /// The order purchases were first changed in.
     public private(set) var purchaseOrder: [PurchaseKey] = []
     public private(set) var refunds: [(before: TransactionRecord?, after: TransactionRecord)] = []
+    /// Billing events recorded for the first time, per purchase (the overview's rollup reads their
+    /// price through the lifecycle event that names them).
+    public private(set) var newBillingEvents: [PurchaseKey: [TransactionRecord]] = [:]
     public private(set) var transfers: [OwnershipTransfer] = []
     public private(set) var ledger: [LedgerEntry] = []
     /// When the earliest store fact applied here was true: entitlements "before" are evaluated just
@@ -35,6 +38,7 @@ public struct ChangeSet: Sendable {
 
     /// Records a billing event merged; only a change of its refund matters to events.
     public mutating func transactionSaved(before: TransactionRecord?, after: TransactionRecord) {
+        if before == nil { newBillingEvents[after.purchaseKey, default: []].append(after) }
         let wasRevoked = before?.fact.revokedAt != nil
         let isRevoked = after.fact.revokedAt != nil
         let shareBefore = wasRevoked ? (before?.fact.refundedFraction ?? 0) : 0
@@ -103,15 +107,25 @@ extension ChangeSet {
         for key in purchaseOrder {
             guard let change = purchases[key] else { continue }
             let replaced = change.after.replaces.flatMap { purchases[$0]?.before ?? nil }
-            drafts += Self.lifecycle(
+            var lifecycle = Self.lifecycle(
                 before: change.before, after: change.after, replaced: replaced,
                 refunded: refundedPurchases.contains(key))
+            // The first lifecycle event of a purchase names the newest billing event recorded with
+            // it (a purchase, a renewal, a recovery that was billed), once.
+            if let billed = newBillingEvents[key]?.max(by: { $0.fact.purchasedAt < $1.fact.purchasedAt }),
+                !lifecycle.isEmpty
+            {
+                lifecycle[0].details.transactionID = billed.fact.id
+            }
+            drafts += lifecycle
         }
-        for (_, after) in refunds {
+        for (before, after) in refunds {
             let purchase = purchases[after.purchaseKey]?.after
             let revoked = after.fact.revokedAt != nil
             var details = EventDetails(transactionID: after.fact.id)
-            if revoked { details.refundedShare = min(max(after.fact.refundedFraction, 0), 1) }
+            // Refunded: the share refunded now; reversed: the share that had been refunded.
+            let share = revoked ? after.fact.refundedFraction : (before?.fact.refundedFraction ?? 1)
+            details.refundedShare = min(max(share, 0), 1)
             drafts.append(
                 EventDraft(
                     type: revoked ? .purchaseRefunded : .purchaseRefundReversed, customerID: purchase?.customerID,

@@ -68,10 +68,14 @@ public struct TransactionFact: Sendable, Hashable, Codable {
     public var refundedFraction: Double
     /// When the store said so; the newer word about a transaction wins (a refund can be reversed).
     public var observedAt: Date
+    /// What the store says it cost, when it says so (nil: not reported).
+    public var price: Price?
+    /// The offer it was bought under, when the store says so (nil: none reported).
+    public var offer: BillingOffer?
 
     public init(
         id: String, productID: String, purchasedAt: Date, quantity: Int = 1, revokedAt: Date? = nil,
-        refundedFraction: Double = 0, observedAt: Date
+        refundedFraction: Double = 0, observedAt: Date, price: Price? = nil, offer: BillingOffer? = nil
     ) {
         self.id = id
         self.productID = productID
@@ -80,6 +84,8 @@ public struct TransactionFact: Sendable, Hashable, Codable {
         self.revokedAt = revokedAt
         self.refundedFraction = refundedFraction
         self.observedAt = observedAt
+        self.price = price
+        self.offer = offer
     }
 }
 

@@ -292,10 +292,16 @@ public struct SimulatedDeployment: Sendable {
             SimulatedApp(
                 bundleId: app.bundleID, appAppleId: app.appAppleID, environment: .sandbox,
                 gracePeriodDays: gracePeriodDays))
-        try appStore.addProduct(
-            .autoRenewable(
-                app.product("pro.monthly"), bundleId: app.bundleID, group: app.product("pro"), level: 2, period: "P1M",
-                price: 9_990))
+        var proMonthly = SimulatedProduct.autoRenewable(
+            app.product("pro.monthly"), bundleId: app.bundleID, group: app.product("pro"), level: 2, period: "P1M",
+            price: 9_990)
+        // What customers of apps in other storefronts pay, in their currency.
+        proMonthly.storefrontPrices = [
+            "DEU": StorefrontPrice(price: 9_990, currency: "EUR"),
+            "GBR": StorefrontPrice(price: 8_990, currency: "GBP"),
+            "JPN": StorefrontPrice(price: 1_500_000, currency: "JPY"),
+        ]
+        try appStore.addProduct(proMonthly)
         try appStore.addProduct(
             .autoRenewable(
                 app.product("max.monthly"), bundleId: app.bundleID, group: app.product("pro"), level: 1, period: "P1M",

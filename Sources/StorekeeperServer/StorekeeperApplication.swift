@@ -28,6 +28,11 @@ public final class StorekeeperApplication: Sendable {
     let sweeper: PeriodicService
     let catchUp: PeriodicService
     let refundAnswering: PeriodicService
+    /// Runs ``rollup`` (only with the console enabled).
+    let overviewRollup: PeriodicService
+    /// Keeps the console overview's rollup (run by ``backgroundServices``; ``OverviewRollup/run(recount:)``
+    /// is callable directly, e.g. by tests and the demo on a simulated clock).
+    public let rollup: OverviewRollup
     /// Answers refund consumption requests (run by ``backgroundServices``; callable directly, e.g.
     /// by tests and the demo on a simulated clock).
     public let refundAnswers: RefundRequestAnswerer
@@ -137,6 +142,15 @@ public final class StorekeeperApplication: Sendable {
                 settings: configuration.console, storage: storage, customers: customers, stores: stores,
                 recorder: recorder, clock: clock, logger: logger, wake: { worker.wake() })
             : nil
+        let rollup = OverviewRollup(storage: storage, catalog: catalog, clock: clock)
+        self.rollup = rollup
+        let rollupInterval = OverviewRollup.interval
+        overviewRollup = PeriodicService(
+            "overview rollup", every: rollupInterval, enabled: configuration.console.isEnabled,
+            lease: lease("overview-rollup", every: rollupInterval), logger: logger
+        ) {
+            try await rollup.run()
+        }
         let webhooks = WebhookDispatcher(
             settings: configuration.webhooks, storage: storage, clock: clock, logger: logger, metrics: metrics,
             ingest: ingestActivity)
@@ -251,10 +265,10 @@ public final class StorekeeperApplication: Sendable {
 
     /// The background work: processing stored notifications, retrying Google Play
     /// acknowledgements that failed, catching up on missed notifications, answering refund
-    /// consumption requests, delivering events to the webhook endpoints, and pruning events and
-    /// delivery attempts past their retention.
+    /// consumption requests, delivering events to the webhook endpoints, pruning events and
+    /// delivery attempts past their retention, and keeping the console overview's rollup.
     public var backgroundServices: [any Service] {
-        [worker, sweeper, catchUp, refundAnswering, webhookDelivery, pruning]
+        [worker, sweeper, catchUp, refundAnswering, webhookDelivery, pruning, overviewRollup]
     }
 
 }

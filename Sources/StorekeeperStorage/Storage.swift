@@ -64,7 +64,7 @@ public enum CommitDurability: Sendable, Hashable {
 }
 
 /// The operations available inside one storage transaction.
-public protocol StorageTransaction: ConsoleQueries, Sendable {
+public protocol StorageTransaction: ConsoleQueries, OverviewRollupQueries, Sendable {
     /// Runs `body` so that if it throws, what it wrote is undone and the transaction goes on
     /// (a SQL savepoint): several independent pieces of work can share one commit. An error that
     /// asks for the whole transaction to be rerun (``StorageError/isRetryable``) is rethrown as is.

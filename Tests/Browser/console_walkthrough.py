@@ -86,10 +86,25 @@ def main():
         assert len(bars) >= 5, "no bars in the states chart"
         lines = driver.find_elements(By.CSS_SELECTOR, "#activity-chart polyline")
         assert len(lines) == 4, f"{len(lines)} activity lines"
-        active = int(driver.find_element(By.CSS_SELECTOR, "#states-chart text.value").text)
-        assert active >= 2, f"active subscriptions: {active}"
-        assert int(text(".total-new")) >= 2, text("#activity-totals")
+        values = [int(v.text) for v in driver.find_elements(By.CSS_SELECTOR, "#states-chart text.value")]
+        labels = [t.text for t in driver.find_elements(By.CSS_SELECTOR, "#states-chart > text:not(.value)")]
+        states = dict(zip(labels, values))
+        assert states.get("active", 0) >= 2, f"states: {states}"
+        assert states.get("trial", 0) >= 1, f"no trial among the states: {states}"
+        assert int(text(".total-new")) >= 3, text("#activity-totals")
+        revenue = driver.find_elements(By.CSS_SELECTOR, "#revenue-chart polyline")
+        assert len(revenue) >= 1, "no line in the revenue chart"
+        usd = float(text(".revenue-USD"))
+        assert usd >= 9.99, f"USD revenue: {usd}"
         shot("overview")
+
+    def trial():
+        driver.get(base + "/console/customer?id=" + plan["trialCustomer"])
+        trials = driver.find_elements(By.CSS_SELECTOR, "#purchases .trial")
+        assert trials, text("#purchases")
+        billing = [r.text for r in driver.find_elements(By.CSS_SELECTOR, "#timeline tr.billing-event")]
+        assert any("free trial" in b and "USD 0.00" in b for b in billing), billing
+        shot("trial-customer")
 
     def search(kind, value, expected):
         def run():
@@ -153,6 +168,7 @@ def main():
     for kind, value in plan["searches"]:
         step(f"search by {kind}", search(kind, value, plan["customer"]))
     step("timeline and payload", timeline)
+    step("a trial on the customer page", trial)
     step("retry a failed notification", retry)
     step("extend a renewal date", extend)
     if console_errors:

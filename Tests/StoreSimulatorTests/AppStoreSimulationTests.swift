@@ -131,6 +131,27 @@ struct Harness {
 }
 
 @Suite struct AppStoreSimulationTests {
+    /// A product priced per storefront reports the price and currency of the app's storefront;
+    /// elsewhere its own price.
+    @Test func aPurchaseIsPricedInTheAppsStorefrontCurrency() async throws {
+        var product = SimulatedProduct.autoRenewable(
+            "pro.regional", bundleId: Harness.bundleId, group: "regional", level: 1, period: "P1M", price: 9_990)
+        product.storefrontPrices = [
+            "USA": StorefrontPrice(price: 8_990, currency: "EUR"),
+            "JPN": StorefrontPrice(price: 1_500_000, currency: "JPY"),
+        ]
+        #expect(product.price(in: "JPN") == StorefrontPrice(price: 1_500_000, currency: "JPY"))
+        #expect(product.price(in: "GBR") == StorefrontPrice(price: 9_990, currency: "USD"))
+        try await Harness.run { h in
+            try h.appStore.addProduct(product)
+            _ = try h.appStore.purchase(customer: "eve", product: "pro.regional", appAccountToken: UUID())
+            let bought = try #require(try await h.next(after: 0).transaction)
+            // The harness's app is in the USA storefront.
+            #expect(bought.storefront == "USA")
+            #expect(bought.price == 8_990 && bought.currency == "EUR")
+        }
+    }
+
     @Test func subscriptionRenewsTwiceThenExpiresAfterAutoRenewIsTurnedOff() async throws {
         try await Harness.run { h in
             let token = UUID()

@@ -7,7 +7,8 @@ import Testing
 
 /// The console in a real headless Chromium from Debian's packages, driven by Selenium
 /// (`Tests/Browser/console_walkthrough.py`) through Debian's chromedriver, against a server wired
-/// to the store simulator: sign in, the overview chart, a search by each kind of id, the timeline
+/// to the store simulator: sign in, the overview charts (states with a trial, activity, revenue per
+/// currency), a search by each kind of id, a trial on the customer page, the timeline
 /// and a notification's decoded payload, retrying a failed notification, extending a renewal
 /// date; no errors in the browser's console. Screenshots of each page are kept in
 /// `.build/console-screenshots/`.
@@ -51,6 +52,10 @@ import Testing
                 packageName: ServerHarness.packageName, productId: "premium",
                 options: PlayPurchaseOptions(obfuscatedExternalAccountId: token.uuidString))
             let googleOrder = try #require(google.orderId)
+            // Carol starts a free trial: the overview counts it apart, her page names it.
+            let carol = try await h.createCustomer("carol")
+            _ = try h.simulator.appStore.purchase(
+                customer: "carol", product: "pro.monthly", appAccountToken: carol, offer: .freeTrial("P1W"))
             try await h.settle()
             // Bob's purchase arrives while Google's API fails: its notification is left failed.
             let bob = try await h.createCustomer("bob")
@@ -67,6 +72,8 @@ import Testing
             }
             let failedKey = try #require(failed.first?.dedupeKey)
             h.simulator.faults.clear()
+            // The overview's rollup, as its job would have folded it by now.
+            try await h.application.rollup.run(recount: true)
             let expiryBefore = try #require(h.simulator.appStore.subscription(apple.originalTransactionId)?.expiresDate)
 
             let plan: [String: Any] = [
@@ -79,7 +86,7 @@ import Testing
                     ["appStoreOrder", AppStoreSimulation.orderId(forTransactionId: apple.transactionId)],
                     ["googlePurchaseToken", google.purchaseToken], ["googleOrder", googleOrder],
                 ],
-                "failedNotification": failedKey, "extend": apple.originalTransactionId,
+                "failedNotification": failedKey, "extend": apple.originalTransactionId, "trialCustomer": "carol",
             ]
             let planFile = screenshots.appendingPathComponent("plan.json")
             try JSONSerialization.data(withJSONObject: plan).write(to: planFile)
@@ -100,8 +107,10 @@ import Testing
             let actions = try await h.storage.transaction { try await $0.recentConsoleActions(limit: 10) }
             #expect(Set(actions.map(\.action)) == ["retry-notification", "extend-renewal-date"])
             #expect(actions.allSatisfy { $0.operatorName == "olga" })
-            for page in ["sign-in", "overview", "customer", "notification-payload", "notifications-failed", "extended"]
-            {
+            for page in [
+                "sign-in", "overview", "customer", "trial-customer", "notification-payload", "notifications-failed",
+                "extended",
+            ] {
                 #expect(FileManager.default.fileExists(atPath: screenshots.appendingPathComponent("\(page).png").path))
             }
         }

@@ -93,8 +93,10 @@ import Testing
         }
     }
 
+    /// The backfill folds history (state changes, billing events with their prices, refunds) into
+    /// the daily rollup; the recount of states names free trials apart; deltas add up.
     @Test(arguments: Backend.available)
-    func theOverviewCountsStatesAndActivityPerDay(backend: Backend) async throws {
+    func theRollupFoldsHistoryAndRecountsStates(backend: Backend) async throws {
         try await TestDatabase.withFresh(backend) { storage, _ async throws in
             func subscription(
                 _ key: PurchaseKey, app: String, _ environment: PurchaseEnvironment, _ state: SubscriptionState
@@ -112,6 +114,7 @@ import Testing
             let churned = subscription(.googlePlay("B"), app: "com.y", .production, .expired)
             let refunded = subscription(.appStore("C"), app: "com.x", .sandbox, .canceled)
             let retrying = subscription(.appStore("E"), app: "com.x", .production, .billingRetry)
+            let trial = subscription(.appStore("F"), app: "com.x", .sandbox, .active)
             var consumable = minimalPurchase(.appStore("D"))
             consumable.app = AppID("com.x")
             func change(_ key: PurchaseKey, _ from: SubscriptionState?, _ to: SubscriptionState, day: Int64)
@@ -121,68 +124,98 @@ import Testing
                     key: key, from: from, to: to, expiresAt: nil, observedAt: Self.dayStart(day).addingTimeInterval(60),
                     cause: ChangeCause(source: .notification))
             }
-            func billing(_ key: PurchaseKey, _ id: String, day: Int64, revokedDay: Int64? = nil) -> TransactionRecord {
+            func billing(
+                _ key: PurchaseKey, _ id: String, day: Int64, revokedDay: Int64? = nil, price: Price? = nil,
+                offer: BillingOffer? = nil
+            ) -> TransactionRecord {
                 TransactionRecord(
                     purchaseKey: key,
                     fact: TransactionFact(
                         id: id, productID: "pro", purchasedAt: Self.dayStart(day).addingTimeInterval(120),
                         revokedAt: revokedDay.map { Self.dayStart($0).addingTimeInterval(180) },
-                        refundedFraction: revokedDay == nil ? 0 : 1, observedAt: Self.dayStart(day)))
+                        refundedFraction: revokedDay == nil ? 0 : 1, observedAt: Self.dayStart(day), price: price,
+                        offer: offer))
             }
+            let usd = { (micros: Int64) in Price(micros: micros, currency: CurrencyCode("USD")) }
             let changes = [
                 change(renewing.key, nil, .active, day: 0), change(churned.key, nil, .active, day: 0),
                 change(churned.key, .active, .expired, day: 2), change(consumable.key, nil, .pending, day: 0),
-                change(retrying.key, nil, .active, day: -40),
+                change(retrying.key, nil, .active, day: -40), change(trial.key, nil, .active, day: 1),
             ]
             let records = [
-                billing(renewing.key, "a1", day: 0), billing(renewing.key, "a2", day: 1),
-                billing(refunded.key, "c1", day: 0, revokedDay: 3),
+                billing(renewing.key, "a1", day: 0, price: usd(0), offer: .freeTrial),
+                billing(renewing.key, "a2", day: 1, price: usd(9_990_000)),
+                billing(
+                    refunded.key, "c1", day: 0, revokedDay: 3,
+                    price: Price(micros: 4_990_000, currency: CurrencyCode("EUR"))),
                 billing(consumable.key, "d1", day: 1, revokedDay: 3),
                 billing(retrying.key, "e1", day: -40), billing(retrying.key, "e2", day: 9),
+                billing(trial.key, "f1", day: 1, price: usd(0), offer: .freeTrial),
             ]
-            let purchases = [renewing, churned, refunded, retrying, consumable]
+            let purchases = [renewing, churned, refunded, retrying, consumable, trial]
             try await storage.transaction { transaction async throws in
                 for purchase in purchases { try await transaction.savePurchase(purchase) }
                 for change in changes { try await transaction.appendStateChange(change) }
                 for record in records { try await transaction.saveTransaction(record) }
             }
-            let (states, activity) = try await storage.transaction { transaction async throws in
-                (
-                    try await transaction.subscriptionStateCounts(),
-                    try await transaction.subscriptionActivity(in: Self.dayStart(0)..<Self.dayStart(4))
-                )
+            // Prices and offers are kept with the billing event.
+            let stored = try await storage.transaction { try await $0.transaction(store: .appStore, id: "c1") }
+            #expect(stored?.fact.price == Price(micros: 4_990_000, currency: CurrencyCode("EUR")))
+            #expect(
+                try await storage.transaction { try await $0.transaction(store: .appStore, id: "f1") }?.fact.offer
+                    == .freeTrial)
+
+            let covered = try await storage.transaction { try await $0.backfillOverviewRollup() }
+            #expect(covered == 0)
+            let sandboxX = OverviewSlice(store: .appStore, app: AppID("com.x"), environment: .sandbox)
+            let productionX = OverviewSlice(store: .appStore, app: AppID("com.x"), environment: .production)
+            let productionY = OverviewSlice(store: .googlePlay, app: AppID("com.y"), environment: .production)
+            func row(
+                _ slice: OverviewSlice, _ day: Int64, _ kind: OverviewActivity.Kind, _ count: Int,
+                currency: String? = nil, amount: Int64 = 0
+            ) -> OverviewActivity {
+                OverviewActivity(
+                    slice: slice, day: Self.dayStart(day), kind: kind, currency: currency.map(CurrencyCode.init),
+                    count: count, amountMicros: amount)
             }
+            let expected: Set<OverviewActivity> = [
+                row(sandboxX, 0, .new, 1), row(sandboxX, 1, .new, 1), row(productionY, 0, .new, 1),
+                row(sandboxX, 1, .renewed, 1), row(productionY, 2, .churned, 1),
+                // The refunded subscription's and the consumable's billing events.
+                row(sandboxX, 3, .refunded, 1), row(productionX, 3, .refunded, 1),
+                row(sandboxX, 0, .revenue, 1, currency: "USD", amount: 0),
+                row(sandboxX, 1, .revenue, 2, currency: "USD", amount: 9_990_000),
+                row(sandboxX, 0, .revenue, 1, currency: "EUR", amount: 4_990_000),
+                row(sandboxX, 3, .revenue, 0, currency: "EUR", amount: -4_990_000),
+                // No price reported for the consumable.
+                row(productionX, 1, .revenue, 1),
+            ]
+            let range = Self.dayStart(0)..<Self.dayStart(4)
+            let folded = try await storage.transaction { try await $0.overviewActivity(in: range) }
+            #expect(Set(folded) == expected)
+
+            // Deltas add to what is there, several for one row in one call.
+            let deltas = [
+                row(sandboxX, 1, .renewed, 1), row(sandboxX, 1, .renewed, 2),
+                row(sandboxX, 2, .revenue, 1, currency: "USD", amount: 1_000_000),
+            ]
+            try await storage.transaction { try await $0.addOverviewActivity(deltas) }
+            let added = try await storage.transaction { try await $0.overviewActivity(in: range) }
+            #expect(
+                Set(added)
+                    == expected.subtracting([row(sandboxX, 1, .renewed, 1)]).union([
+                        row(sandboxX, 1, .renewed, 4),
+                        row(sandboxX, 2, .revenue, 1, currency: "USD", amount: 1_000_000),
+                    ]))
+
+            try await storage.transaction { try await $0.recountOverviewStates(day: Self.dayStart(5)) }
+            let states = try await storage.transaction { try await $0.overviewStates(day: Self.dayStart(5)) }
             #expect(
                 Set(states) == [
-                    SubscriptionStateCount(
-                        store: .appStore, app: AppID("com.x"), environment: .sandbox, state: .active, count: 1),
-                    SubscriptionStateCount(
-                        store: .appStore, app: AppID("com.x"), environment: .sandbox, state: .canceled, count: 1),
-                    SubscriptionStateCount(
-                        store: .appStore, app: AppID("com.x"), environment: .production, state: .billingRetry,
-                        count: 1),
-                ])
-            #expect(
-                Set(activity) == [
-                    SubscriptionActivityCount(
-                        store: .appStore, app: AppID("com.x"), environment: .sandbox, kind: .new, day: Self.dayStart(0),
-                        count: 1),
-                    SubscriptionActivityCount(
-                        store: .googlePlay, app: AppID("com.y"), environment: .production, kind: .new,
-                        day: Self.dayStart(0), count: 1),
-                    SubscriptionActivityCount(
-                        store: .appStore, app: AppID("com.x"), environment: .sandbox, kind: .renewed,
-                        day: Self.dayStart(1), count: 1),
-                    SubscriptionActivityCount(
-                        store: .googlePlay, app: AppID("com.y"), environment: .production, kind: .churned,
-                        day: Self.dayStart(2), count: 1),
-                    // The refunded subscription's and the consumable's billing events.
-                    SubscriptionActivityCount(
-                        store: .appStore, app: AppID("com.x"), environment: .sandbox, kind: .refunded,
-                        day: Self.dayStart(3), count: 1),
-                    SubscriptionActivityCount(
-                        store: .appStore, app: AppID("com.x"), environment: .production, kind: .refunded,
-                        day: Self.dayStart(3), count: 1),
+                    OverviewStateCount(slice: sandboxX, state: .active, count: 1, day: Self.dayStart(5)),
+                    OverviewStateCount(slice: sandboxX, state: .trial, count: 1, day: Self.dayStart(5)),
+                    OverviewStateCount(slice: sandboxX, state: .canceled, count: 1, day: Self.dayStart(5)),
+                    OverviewStateCount(slice: productionX, state: .billingRetry, count: 1, day: Self.dayStart(5)),
                 ])
         }
     }

@@ -20,8 +20,6 @@ struct CustomerRead {
         var cacheDirectory: URL
         /// The rate the console's customer page is read at, next to the API at the same rate.
         var consoleRate: Double = 50
-        /// How many times the console's overview is read, one after the other.
-        var overviewRequests = 5
 
         init(arguments: [String]) throws {
             cacheDirectory = Self.defaultCacheDirectory()
@@ -35,7 +33,6 @@ struct CustomerRead {
                 case "--seed": seed = UInt64(try Self.number(value, flag))
                 case "--cache": cacheDirectory = URL(fileURLWithPath: value)
                 case "--console-rate": consoleRate = try Self.number(value, flag)
-                case "--overview-requests": overviewRequests = max(1, Int(try Self.number(value, flag)))
                 case "--customers":
                     let sizes = value.split(separator: ",").compactMap { Int($0) }
                     guard sizes.count == 2, sizes.allSatisfy({ $0 > 0 }) else {
@@ -45,7 +42,7 @@ struct CustomerRead {
                 default:
                     throw BenchmarkError(
                         "unknown option \(flag) (known: --rate, --seconds, --rounds, --customers, --cache, --seed, "
-                            + "--console-rate, --overview-requests)")
+                            + "--console-rate)")
                 }
             }
             guard rate > 0, seconds > 0, rounds > 0, consoleRate > 0 else {
@@ -174,6 +171,14 @@ struct CustomerRead {
         let servers = [(largeServer, options.large), (smallServer, options.small)]
         var random = SplitMix64(seed: options.seed)
         for (server, customers) in servers {
+            // The console overview's rollup, as the server's own job fills it: its first round on a
+            // seeded database folds the seeded history (there are no events), then recounts states.
+            let started = ContinuousClock.now
+            let folded = try await server.application.rollup.run(recount: true)
+            say(
+                "\(backend.name), \(customers) customers: overview rollup ready in "
+                    + "\(Self.format(Self.seconds(ContinuousClock.now - started))) s (\(folded) events folded; "
+                    + "a first round folds the history from the tables)")
             try await checkViews(server, customers: customers, random: &random)
             // Connections, caches and the first pages of the database.
             _ = await reader(server, customers: customers).run(seconds: 1, random: &random)
@@ -205,8 +210,8 @@ struct CustomerRead {
             achievedRate: min(measured[0].achievedRate, measured[1].achievedRate))
     }
 
-    /// The console's customer page next to the API's view of the same customers at the same rate,
-    /// in alternating windows on this server (one operator session), then the overview.
+    /// The console's customer page and overview next to the API's view of the same customers at the
+    /// same rate, in alternating windows on this server (one operator session).
     private func measureConsole(_ server: SimulatedDeployment, customers: Int, random: inout SplitMix64)
         async throws
     {
@@ -242,6 +247,12 @@ struct CustomerRead {
                     client: client, baseURL: server.baseURL, page: .consoleCustomer(cookie: cookie),
                     customers: customers, rate: options.consoleRate, checkEvery: 1)
             ),
+            (
+                "console overview (last 7 days)",
+                OpenLoopReader(
+                    client: client, baseURL: server.baseURL, page: .consoleOverview(cookie: cookie),
+                    customers: customers, rate: options.consoleRate, checkEvery: 1)
+            ),
         ]
         for (_, reader) in readers { _ = await reader.run(seconds: 1, random: &random) }
         var windows: [[OpenLoopReader.Window]] = Array(repeating: [], count: readers.count)
@@ -262,24 +273,6 @@ struct CustomerRead {
                 "\(name) \(result.requests) at \(Self.format(reader.rate)) req/s: p50 \(Self.format(result.p50)) ms, "
                     + "p99 \(Self.format(result.p99)) ms, max \(Self.format(result.max)) ms")
         }
-        // The overview (its default week) one request at a time: it reads every state change and
-        // billing event of the week, seconds at a million subscribers, so an open loop would only
-        // measure its queue.
-        let overview = OpenLoopReader(
-            client: client, baseURL: server.baseURL, page: .consoleOverview(cookie: cookie), customers: customers,
-            rate: 1, checkEvery: 1)
-        var overviewTimes: [Double] = []
-        for _ in 0..<options.overviewRequests {
-            let started = ContinuousClock.now
-            let window = await overview.run(seconds: 1, random: &random)
-            if let failure = window.firstFailure { throw BenchmarkError("console overview: \(failure)") }
-            overviewTimes.append(Self.seconds(ContinuousClock.now - started) * 1000)
-        }
-        overviewTimes.sort()
-        parts.append(
-            "console overview (last 7 days), \(overviewTimes.count) one at a time: median "
-                + "\(Self.format(overviewTimes[overviewTimes.count / 2])) ms, max \(Self.format(overviewTimes.last ?? 0)) ms"
-        )
         say("\(backend.name), \(customers) customers, console: " + parts.joined(separator: "; "))
     }
 
@@ -338,12 +331,19 @@ struct CustomerRead {
         let counts = try await median {
             try await storage.read { try await $0.unfinishedNotificationCounts().values.reduce(0, +) }
         }
+        let recount = try await median {
+            try await storage.transaction { transaction in
+                try await transaction.recountOverviewStates(day: now)
+                return try await transaction.overviewStates(day: now).reduce(0) { $0 + $1.count }
+            }
+        }
         say(
             "\(backend.name), \(customers) customers: job queries (median of 9): overdue refresh page "
                 + "\(Self.format(overdue.0)) ms (\(overdue.1) found), acknowledgement sweep page "
                 + "\(Self.format(sweep.0)) ms (\(sweep.1)), apps backfill count \(Self.format(withoutApp.0)) ms "
                 + "(\(withoutApp.1)), inbox counts for /metrics "
-                + "\(Self.format(counts.0)) ms (\(counts.1) unfinished notifications)")
+                + "\(Self.format(counts.0)) ms (\(counts.1) unfinished notifications), overview rollup's recount of "
+                + "states \(Self.format(recount.0)) ms (\(recount.1) subscriptions)")
     }
 
     static func summarize(_ windows: [OpenLoopReader.Window]) -> Measured {

@@ -121,6 +121,14 @@ public struct SimulatedProduct: Codable, Sendable, Hashable {
     public var groupLevel: Int?
     /// The billing period as an ISO 8601 duration: `P1W`, `P1M`, `P1Y`, … (auto-renewable only).
     public var period: String?
+    /// Its price in other storefronts, by storefront code (`DEU`, `JPN`): what a customer of an
+    /// app in that storefront pays, in its currency. Elsewhere `price` in `currency`.
+    public var storefrontPrices: [String: StorefrontPrice] = [:]
+
+    /// The price and currency a customer of an app in `storefront` pays.
+    public func price(in storefront: String) -> StorefrontPrice {
+        storefrontPrices[storefront] ?? StorefrontPrice(price: price, currency: currency)
+    }
 
     /// Describes a product; prefer the static constructors.
     public init(
@@ -150,6 +158,8 @@ public struct SimulatedProduct: Codable, Sendable, Hashable {
                 String.self, forKey: .subscriptionGroupIdentifier),
             groupLevel: try container.decodeIfPresent(Int.self, forKey: .groupLevel),
             period: try container.decodeIfPresent(String.self, forKey: .period))
+        storefrontPrices =
+            try container.decodeIfPresent([String: StorefrontPrice].self, forKey: .storefrontPrices) ?? [:]
     }
 
     /// An auto-renewable subscription.
@@ -176,6 +186,20 @@ public struct SimulatedProduct: Codable, Sendable, Hashable {
         case .consumable: .consumable
         case .nonConsumable: .nonConsumable
         }
+    }
+}
+
+/// A product's price in one storefront: milliunits of the storefront's currency.
+public struct StorefrontPrice: Codable, Sendable, Hashable {
+    /// Milliunits of `currency` (1500000 is 1500 JPY).
+    public var price: Int64
+    /// ISO 4217 currency code.
+    public var currency: String
+
+    /// Describes a price.
+    public init(price: Int64, currency: String) {
+        self.price = price
+        self.currency = currency
     }
 }
 

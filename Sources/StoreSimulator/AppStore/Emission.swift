@@ -59,6 +59,8 @@ extension AppStoreSimulation.State {
         ownership: InAppOwnershipType, appAccountToken: UUID?, appTransactionId: String, offer: SimulatedOffer? = nil
     ) -> TransactionRecord {
         let transactionId = ids.transactionId()
+        // What a customer of the app's storefront pays, in its currency.
+        let local = product.price(in: apps[product.bundleId]?.storefront ?? "USA")
         let record = TransactionRecord(
             transactionId: transactionId,
             originalTransactionId: originalTransactionId ?? transactionId,
@@ -67,7 +69,7 @@ extension AppStoreSimulation.State {
             type: product.transactionType, subscriptionGroupIdentifier: product.subscriptionGroupIdentifier,
             purchaseDate: purchaseDate,
             originalPurchaseDate: originalPurchaseDate ?? purchaseDate, expiresDate: expiresDate,
-            price: offer?.price ?? product.price, currency: product.currency, reason: reason, ownership: ownership,
+            price: offer?.price ?? local.price, currency: local.currency, reason: reason, ownership: ownership,
             appAccountToken: appAccountToken, appTransactionId: appTransactionId, offer: offer)
         transactions[transactionId] = record
         return record

@@ -195,10 +195,10 @@ extension Console {
                     "<p class=\"error\">No customer has the id “\(id.rawValue)”.</p><p><a href=\"/console/customers\">Search</a></p>"
                 ), status: .notFound)
         }
-        let (purchases, timeline) = try await storage.transaction { transaction in
+        let (purchases, timeline, trials) = try await storage.transaction { transaction in
             let purchases = try await transaction.purchases(of: id)
             let timeline = try await self.timeline(of: purchases, customer: id, in: transaction)
-            return (purchases, timeline)
+            return (purchases, timeline, try await Self.trials(among: purchases, in: transaction))
         }
         let entitlements = view.entitlements.map { entitlement -> HTML in
             """
@@ -221,7 +221,7 @@ extension Console {
             <h2>Balances</h2>
             \(ConsolePages.table(["balance", "amount"], balances, empty: "No balances.", id: "balances"))
             <h2>Purchases</h2>
-            \(purchaseTable(purchases, session: session))
+            \(purchaseTable(purchases, trials: trials, session: session))
             <h2>Timeline</h2>
             \(timelineTable(timeline))
             """
@@ -230,13 +230,17 @@ extension Console {
     }
 
     func purchasePage(_ key: PurchaseKey, _ session: ConsoleSession) async throws -> Response {
-        let found = try await storage.transaction { transaction -> (Purchase, [ConsoleTimelineEntry])? in
+        let found = try await storage.transaction {
+            transaction -> (Purchase, [ConsoleTimelineEntry], Set<PurchaseKey>)? in
             guard let purchase = try await transaction.purchases(storeID: key.id).first(where: { $0.key == key }) else {
                 return nil
             }
-            return (purchase, try await self.timeline(of: [purchase], customer: nil, in: transaction))
+            return (
+                purchase, try await self.timeline(of: [purchase], customer: nil, in: transaction),
+                try await Self.trials(among: [purchase], in: transaction)
+            )
         }
-        guard let (purchase, timeline) = found else {
+        guard let (purchase, timeline, trials) = found else {
             return html(
                 ConsolePages.layout(
                     title: "Purchase not found", session: session,
@@ -251,13 +255,30 @@ extension Console {
                 title: "Purchase \(key.id)", session: session,
                 """
                 <p>\(owner)</p>
-                \(purchaseTable([purchase], session: session))
+                \(purchaseTable([purchase], trials: trials, session: session))
                 <h2>Timeline</h2>
                 \(timelineTable(timeline))
                 """), status: .ok)
     }
 
-    func purchaseTable(_ purchases: [Purchase], session: ConsoleSession) -> HTML {
+    /// The subscriptions among `purchases` in a free trial: granting access (active or canceled)
+    /// with a free trial as their latest billing event. A trial grants access like any active
+    /// subscription; the console only names it.
+    static func trials(among purchases: [Purchase], in transaction: any StorageTransaction) async throws
+        -> Set<PurchaseKey>
+    {
+        var trials = Set<PurchaseKey>()
+        for purchase in purchases where purchase.kind == .subscription && [.active, .canceled].contains(purchase.state)
+        {
+            let latest = try await transaction.transactions(of: purchase.key).max {
+                $0.fact.purchasedAt < $1.fact.purchasedAt
+            }
+            if latest?.fact.offer == .freeTrial { trials.insert(purchase.key) }
+        }
+        return trials
+    }
+
+    func purchaseTable(_ purchases: [Purchase], trials: Set<PurchaseKey>, session: ConsoleSession) -> HTML {
         let now = clock.now()
         let rows = purchases.map { purchase -> HTML in
             var actions: [HTML] = []
@@ -274,10 +295,11 @@ extension Console {
                 }
                 actions.append(ConsolePages.button("Refresh from store", action: "\(path)/refresh", session: session))
             }
+            let trialMark: HTML = trials.contains(purchase.key) ? " <span class=\"trial\">(trial)</span>" : .empty
             return """
                 <tr><td>\(purchase.key.store.rawValue)</td><td><a href="\(Self.purchasePath(purchase.key))"><code>\(purchase.key.id)</code></a></td>
                 <td>\(purchase.app?.rawValue ?? "—")</td><td>\(purchase.environment.rawValue)</td><td>\(purchase.productID)</td>
-                <td>\(purchase.kind.rawValue)</td><td class="\(purchase.grantsAccess(at: now) ? "active" : "inactive")">\(purchase.state.rawValue)</td>
+                <td>\(purchase.kind.rawValue)</td><td class="\(purchase.grantsAccess(at: now) ? "active" : "inactive")">\(purchase.state.rawValue)\(trialMark)</td>
                 <td>\(ConsoleFormat.date(purchase.expiresAt))</td><td>\(purchase.autoRenew.map { $0 ? "on" : "off" } ?? "—")</td>
                 <td>\(purchase.ownership.rawValue)</td><td>\(actions)</td></tr>
                 """

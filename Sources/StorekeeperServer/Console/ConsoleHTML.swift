@@ -61,6 +61,15 @@ enum ConsoleFormat {
         date.formatted(Date.ISO8601FormatStyle(timeZone: TimeZone(identifier: "UTC") ?? .current).year().month().day())
     }
 
+    /// An amount in millionths of a currency unit, to the hundredth (`-12.99`).
+    static func amount(_ micros: Int64) -> String {
+        let cents = (Double(micros) / 10_000).rounded()
+        let sign = cents < 0 ? "-" : ""
+        let whole = Int64(abs(cents)) / 100
+        let fraction = Int64(abs(cents)) % 100
+        return "\(sign)\(whole).\(fraction < 10 ? "0" : "")\(fraction)"
+    }
+
     /// A URL path segment or query value, percent-encoded.
     static func component(_ value: String) -> String {
         var allowed = CharacterSet.alphanumerics

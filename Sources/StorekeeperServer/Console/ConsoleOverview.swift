@@ -3,10 +3,10 @@ import Hummingbird
 import Storekeeper
 import StorekeeperStorage
 
-/// The overview: subscriptions by state now, and new, renewed, churned and refunded per day over
-/// a range, for one app, store and environment or all of them; counted by SQL over indexes
-/// (`purchases_overview`, `state_changes_observed`, `transactions_purchased`,
-/// `transactions_revoked`), drawn here as SVG.
+/// The overview: subscriptions by state, and new, renewed, churned, refunded and revenue per
+/// currency per day over a range, for one app, store and environment or all of them; read from the
+/// daily rollup (`overview_activity`, `overview_states`) that ``OverviewRollup`` keeps, so its cost
+/// grows with the days shown, not with the customers; drawn here as SVG.
 extension Console {
     static let maximumRangeDays = 366
 
@@ -15,9 +15,9 @@ extension Console {
         var app: AppID?
         var environment: PurchaseEnvironment?
 
-        func includes(store: Store, app: AppID?, environment: PurchaseEnvironment) -> Bool {
-            (self.store == nil || self.store == store) && (self.app == nil || self.app == app)
-                && (self.environment == nil || self.environment == environment)
+        func includes(_ slice: OverviewSlice) -> Bool {
+            (store == nil || store == slice.store) && (app == nil || app == slice.app)
+                && (environment == nil || environment == slice.environment)
         }
     }
 
@@ -25,8 +25,6 @@ extension Console {
         let query = request.uri.queryParameters
         let today = Self.startOfDay(clock.now())
         var to = query.get("to").flatMap(Self.parseDay) ?? today
-        // A week by default: the activity's cost grows with the events in the range (at a million
-        // subscribers, about a million state changes and renewals a month).
         var from = query.get("from").flatMap(Self.parseDay) ?? to.addingTimeInterval(-6 * 86_400)
         if from > to { swap(&from, &to) }
         if to.timeIntervalSince(from) > Double(Self.maximumRangeDays) * 86_400 {
@@ -37,34 +35,57 @@ extension Console {
             app: query.get("app").flatMap { $0.isEmpty ? nil : AppID($0) },
             environment: query.get("environment").flatMap(PurchaseEnvironment.init(rawValue:)))
         let range = from..<to.addingTimeInterval(86_400)
-        let (states, activity) = try await storage.transaction { transaction in
-            (try await transaction.subscriptionStateCounts(), try await transaction.subscriptionActivity(in: range))
+        let (recount, activity) = try await storage.transaction { transaction in
+            (try await OverviewRollup.lastRecount(in: transaction), try await transaction.overviewActivity(in: range))
         }
-        var byState: [SubscriptionState: Int] = [:]
-        for count in states where filter.includes(store: count.store, app: count.app, environment: count.environment) {
+        var byState: [OverviewState: Int] = [:]
+        for count in recount?.counts ?? [] where filter.includes(count.slice) {
             byState[count.state, default: 0] += count.count
         }
-        var byDay: [SubscriptionActivityCount.Kind: [Date: Int]] = [:]
-        for count in activity where filter.includes(store: count.store, app: count.app, environment: count.environment)
-        {
-            byDay[count.kind, default: [:]][count.day, default: 0] += count.count
+        var byDay: [OverviewActivity.Kind: [Date: Int]] = [:]
+        var revenue: [CurrencyCode: [Date: Int64]] = [:]
+        var unpriced = 0
+        for row in activity where filter.includes(row.slice) {
+            guard row.kind == .revenue else {
+                byDay[row.kind, default: [:]][row.day, default: 0] += row.count
+                continue
+            }
+            if let currency = row.currency {
+                revenue[currency, default: [:]][row.day, default: 0] += row.amountMicros
+            } else {
+                unpriced += row.count
+            }
         }
         let days = stride(from: from.timeIntervalSince1970, through: to.timeIntervalSince1970, by: 86_400).map {
             Date(timeIntervalSince1970: $0)
         }
-        let stateRows = OverviewStates.states.map { state -> (String, Int) in (state.rawValue, byState[state] ?? 0) }
-        let totals = SubscriptionActivityCount.Kind.allCases.map { kind -> HTML in
+        let kinds: [OverviewActivity.Kind] = [.new, .renewed, .churned, .refunded]
+        let stateRows = OverviewState.allCases.map { state -> (String, Int) in (state.rawValue, byState[state] ?? 0) }
+        let totals = kinds.map { kind -> HTML in
             "<tr><td>\(kind.rawValue)</td><td class=\"total-\(kind.rawValue)\">\(byDay[kind, default: [:]].values.reduce(0, +))</td></tr>"
         }
+        let currencies = revenue.keys.sorted()
+        let revenueRows = currencies.map { currency -> HTML in
+            let total = revenue[currency, default: [:]].values.reduce(0, +)
+            return
+                "<tr><td>\(currency.rawValue)</td><td class=\"revenue-\(currency.rawValue)\">\(ConsoleFormat.amount(total))</td></tr>"
+        }
+        let recounted = recount.map { "as recounted at \(ConsoleFormat.date($0.at))" } ?? "not counted yet"
         let body: HTML = """
             \(filterForm(filter, from: from, to: to))
-            <h2>Subscriptions by state now</h2>
+            <h2>Subscriptions by state (\(recounted))</h2>
             \(ConsoleCharts.bars(stateRows, id: "states-chart"))
             <h2>Activity per day, \(ConsoleFormat.day(from)) to \(ConsoleFormat.day(to)) (UTC)</h2>
-            \(ConsoleCharts.series(days: days, series: SubscriptionActivityCount.Kind.allCases.map { kind in (kind.rawValue, days.map { byDay[kind]?[$0] ?? 0 }) }, id: "activity-chart"))
+            \(ConsoleCharts.series(days: days, series: kinds.map { kind in (kind.rawValue, days.map { byDay[kind]?[$0] ?? 0 }) }, id: "activity-chart"))
             \(ConsolePages.table(["in the range", "count"], totals, empty: "", id: "activity-totals"))
-            <p class="muted">Trials are counted with active subscriptions (no trial state is recorded);
-            revenue by currency needs the prices of billing events, which are not recorded yet.</p>
+            <h2>Revenue per currency per day (whole units, net of refunds)</h2>
+            \(ConsoleCharts.series(days: days, series: currencies.map { currency in (currency.rawValue, days.map { Int((Double(revenue[currency]?[$0] ?? 0) / 1_000_000).rounded()) }) }, id: "revenue-chart", label: "revenue per day"))
+            \(ConsolePages.table(["currency", "net revenue in the range"], revenueRows, empty: "No billing event with a reported price in the range.", id: "revenue-totals"))
+            <p class="muted" id="revenue-unpriced">Billing events whose store reported no price (Google Play one-time
+            products, introductory phases, history recorded before prices were kept): \(unpriced).</p>
+            <p class="muted">Counts come from a rollup kept by a background job, a few seconds behind
+            processing; states are recounted every few minutes. Prices are as the stores report them
+            (App Store: the customer's price; Google Play: the base plan's recurring price).</p>
             """
         return html(ConsolePages.layout(title: "Overview", session: session, body), status: .ok)
     }
@@ -112,11 +133,6 @@ extension Console {
     }
 }
 
-/// The states the overview shows, in a reader's order.
-enum OverviewStates {
-    static let states: [SubscriptionState] = [.active, .canceled, .gracePeriod, .billingRetry, .paused]
-}
-
 /// SVG charts drawn on the server: numbers become rectangles and polylines, labels are escaped
 /// text like everything else.
 enum ConsoleCharts {
@@ -144,7 +160,9 @@ enum ConsoleCharts {
     }
 
     /// One line per series over the days, with a legend.
-    static func series(days: [Date], series: [(String, [Int])], id: String) -> HTML {
+    static func series(
+        days: [Date], series: [(String, [Int])], id: String, label: String = "activity per day"
+    ) -> HTML {
         let width = 760
         let height = 260
         let left = 44
@@ -173,7 +191,7 @@ enum ConsoleCharts {
                 """
         }
         return """
-            <svg id="\(id)" role="img" aria-label="activity per day" width="\(width)" height="\(height)" viewBox="0 0 \(width) \(height)" xmlns="http://www.w3.org/2000/svg">\
+            <svg id="\(id)" role="img" aria-label="\(label)" width="\(width)" height="\(height)" viewBox="0 0 \(width) \(height)" xmlns="http://www.w3.org/2000/svg">\
             <line x1="\(left)" y1="\(12 + plotHeight)" x2="\(width - 12)" y2="\(12 + plotHeight)" stroke="#98a2b3"/>\
             <text x="4" y="20">\(maximum)</text><text x="4" y="\(12 + plotHeight)">0</text>\(axis)\(lines)</svg>
             <p class="legend">\(legend)</p>

@@ -11,9 +11,10 @@ struct ConsoleTimelineEntry: Sendable {
         case ownership = "ownership move"
         case balance = "balance change"
         case action = "operator action"
-        // Where the other pieces will show once they land: `event` for the webhook events of
-        // issue 16 (written with each change), `consumption` for what the server told Apple on a
-        // CONSUMPTION_REQUEST (issue 14). Add their reads to `timeline(of:customer:in:)` below.
+        /// What the server told Apple on a refund consumption request (or why it told nothing).
+        case consumption = "consumption request"
+        /// An event written for the app's backend (the outbox of docs/events.md).
+        case event
     }
 
     var at: Date
@@ -53,7 +54,7 @@ extension Console {
                 entries.append(
                     ConsoleTimelineEntry(
                         at: fact.purchasedAt, kind: .billing, purchase: key,
-                        detail: "<code>\(fact.id)</code> \(fact.productID) × \(fact.quantity)"))
+                        detail: "<code>\(fact.id)</code> \(fact.productID) × \(fact.quantity)\(Self.priceNote(fact))"))
                 if let revoked = fact.revokedAt {
                     let share = Int((fact.refundedFraction * 100).rounded())
                     entries.append(
@@ -82,6 +83,21 @@ extension Console {
             }
         }
         if let customer {
+            for request in try await transaction.refundRequests(of: customer) {
+                entries.append(
+                    ConsoleTimelineEntry(
+                        at: request.updatedAt, kind: .consumption, purchase: request.purchaseKey,
+                        detail: Self.consumptionDetail(request)))
+            }
+            // The customer's latest events (numbered by the feed or not yet); a long history is cut.
+            let events = try await transaction.recentEvents(of: customer, limit: Self.timelineEventLimit)
+            for event in events {
+                let position: HTML = event.position.map { " <span class=\"muted\">#\($0)</span>" } ?? .empty
+                entries.append(
+                    ConsoleTimelineEntry(
+                        at: event.occurredAt, kind: .event, purchase: nil,
+                        detail: "<code>\(event.type.rawValue)</code>\(position)"))
+            }
             for entry in try await transaction.ledgerEntries(of: customer) {
                 let sign = entry.amount >= 0 ? "+" : ""
                 let reference: HTML = entry.transactionID.map { " · <code>\($0)</code>" } ?? .empty
@@ -94,6 +110,45 @@ extension Console {
             }
         }
         return entries.sorted { $0.at > $1.at }
+    }
+
+    static let timelineEventLimit = 200
+
+    /// A consumption request: the transaction it was about, how it was settled, and the values
+    /// sent to Apple (or why none were).
+    static func consumptionDetail(_ request: RefundRequest) -> HTML {
+        var parts: [HTML] = [
+            "<code>\(request.transactionID)</code> \(request.reason ?? "") → <strong>\(request.status.rawValue)</strong>"
+        ]
+        if let answer = request.answer {
+            let consumed = answer.consumptionMilliPercent.map { "\(Double($0) / 1_000)%" } ?? "—"
+            parts.append(
+                """
+                sent: consented \(answer.customerConsented ? "yes" : "no"), consumed \(consumed), delivery \(answer.deliveryStatus.rawValue), \
+                refund preference \(answer.refundPreference?.rawValue ?? "—"), sample content \(answer.sampleContentProvided ? "yes" : "no")
+                """)
+        }
+        if let skip = request.skipReason { parts.append("not sent: \(skip.rawValue)") }
+        if let code = request.storeErrorCode { parts.append("store error \(code)") }
+        if let error = request.lastError { parts.append("<span class=\"muted\">\(error)</span>") }
+        return HTML.joined(parts.enumerated().map { $0.offset == 0 ? $0.element : " · \($0.element)" })
+    }
+
+    /// A billing event's price and offer as its store reported them (or that it reported none).
+    static func priceNote(_ fact: TransactionFact) -> HTML {
+        let price: HTML =
+            fact.price.map {
+                " · <span class=\"price\">\($0.currency.rawValue) \(ConsoleFormat.amount($0.micros))</span>"
+            }
+            ?? " · <span class=\"muted\">no price reported</span>"
+        let offer: HTML =
+            switch fact.offer {
+            case .freeTrial?: " · <span class=\"trial\">free trial</span>"
+            case .introductory?: " · introductory offer"
+            case .other?: " · offer"
+            case nil: .empty
+            }
+        return "\(price)\(offer)"
     }
 
     func timelineTable(_ entries: [ConsoleTimelineEntry]) -> HTML {

@@ -148,8 +148,20 @@ public enum AppStoreFacts {
         return TransactionFact(
             id: id, productID: productID, purchasedAt: transaction.purchaseDate ?? observedAt,
             quantity: Int(transaction.quantity ?? 1), revokedAt: transaction.revocationDate,
-            refundedFraction: refunded, observedAt: observedAt
+            refundedFraction: refunded, observedAt: observedAt,
+            price: transaction.price.flatMap { price in
+                transaction.currency.flatMap { Price(milliunits: price, currency: $0) }
+            },
+            offer: billingOffer(of: transaction)
         )
+    }
+
+    /// The offer a transaction was bought under: an introductory offer (`offerType` 1) whose
+    /// `offerDiscountType` is FREE_TRIAL is a free trial.
+    static func billingOffer(of transaction: JWSTransaction) -> BillingOffer? {
+        guard let type = transaction.offerType else { return nil }
+        guard type == .introductory else { return .other }
+        return transaction.offerDiscountType == .freeTrial ? .freeTrial : .introductory
     }
 
     /// DESIGN.md's state table, App Store column. Without a status (a submitted transaction), the

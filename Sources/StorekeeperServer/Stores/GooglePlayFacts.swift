@@ -27,11 +27,12 @@ public enum GooglePlayFacts {
             // Google's subscription answer says nothing about an order's refund: stated as of the
             // purchase, it never outweighs a void heard of later (voids are never reversed).
             let purchasedAt = purchase.startDate ?? observedAt
+            let (price, offer) = pricing(of: items.first)
             transactions.append(
                 TransactionFact(
                     id: orderID, productID: productID, purchasedAt: purchasedAt,
                     revokedAt: revoked ? observedAt : nil, refundedFraction: revoked ? 1 : 0,
-                    observedAt: revoked ? observedAt : min(purchasedAt, observedAt)
+                    observedAt: revoked ? observedAt : min(purchasedAt, observedAt), price: price, offer: offer
                 ))
         }
         return PurchaseFact(
@@ -48,6 +49,31 @@ public enum GooglePlayFacts {
                 && [.active, .gracePeriod, .canceled].contains(state),
             transactions: transactions
         )
+    }
+
+    /// What a line item's latest order cost and under which offer. `autoRenewingPlan.recurringPrice`
+    /// is the base plan's price without discounts, so it is the order's price only in the base
+    /// phase (`offerPhase.basePrice`, or no phase stated); a free trial cost nothing (zero in that
+    /// currency); an introductory or proration phase's order price is not reported (nil). A
+    /// prepaid plan reports no price.
+    static func pricing(of item: SubscriptionPurchaseLineItem?) -> (Price?, BillingOffer?) {
+        let recurring = item?.autoRenewingPlan?.recurringPrice.flatMap(price(of:))
+        guard let phase = item?.offerPhase else { return (recurring, nil) }
+        if phase.freeTrial != nil { return (recurring.map { Price(micros: 0, currency: $0.currency) }, .freeTrial) }
+        if phase.introductoryPrice != nil { return (nil, .introductory) }
+        if phase.prorationPeriod != nil { return (nil, .other) }
+        return (recurring, nil)
+    }
+
+    /// A Money (whole units and nanos of one currency) in micros; nil without a currency or when
+    /// it doesn't fit.
+    static func price(of money: Money) -> Price? {
+        guard let code = money.currencyCode, !code.isEmpty else { return nil }
+        let units = money.units?.rawValue ?? 0
+        let (whole, overflow) = units.multipliedReportingOverflow(by: 1_000_000)
+        let (micros, overflowSum) = whole.addingReportingOverflow(Int64((money.nanos ?? 0) / 1_000))
+        guard !overflow, !overflowSum, micros >= 0 else { return nil }
+        return Price(micros: micros, currency: CurrencyCode(code))
     }
 
     /// DESIGN.md's state table, Google Play column.

@@ -22,7 +22,7 @@ extension Migration {
     /// Every migration this build knows, oldest first.
     static let all: [Migration] = [
         initialSchema, refreshTracking, appsAndEnvironments, jobLeases, quotaAdmissions, scaleIndexes, verifiedInbox,
-        refundDecisions, events, consoleActions, appTransactions, webhookEndpoints,
+        refundDecisions, events, consoleActions, appTransactions, overviewRollup, webhookEndpoints,
     ]
 
     /// The version a fully migrated database reports.

@@ -85,98 +85,25 @@ extension SQLStorageTransaction {
         ).map(consoleAction(from:))
     }
 
+    func recentEvents(of customer: CustomerID, limit: Int) async throws -> [StoredEvent] {
+        // `events_by_customer` (customer_id, position): one customer's rows, sorted here.
+        try await rows(
+            """
+            SELECT \(unsafeRaw: Self.eventColumns) FROM events WHERE customer_id = \(bind: customer.rawValue)
+            ORDER BY seq DESC LIMIT \(bind: max(limit, 0))
+            """
+        ).map(storedEvent(from:))
+    }
+
     // MARK: Overview
 
-    /// The subscriptions the overview counts: those that grant access, and those in billing retry
-    /// or paused (on hold), which may come back; expired, revoked and superseded ones (most of a
-    /// mature database) are not read. Written literally, in the query and in the partial index
+    /// The subscriptions the overview's recount of states reads (``recountOverviewStates(day:)``):
+    /// those that grant access, and those in billing retry or paused (on hold), which may come
+    /// back; expired, revoked and superseded ones (most of a mature database) are not read. Written literally, in the query and in the partial index
     /// `purchases_overview` alike: SQLite uses a partial index only for a query that repeats its
     /// condition, and the overdue refresh's query (whose states are a subset) cannot use it.
     static let overviewCondition =
         "kind = 'subscription' AND state IN ('active', 'canceled', 'grace_period', 'billing_retry', 'paused')"
-
-    func subscriptionStateCounts() async throws -> [SubscriptionStateCount] {
-        try await rows(
-            """
-            SELECT store, app, environment, state, COUNT(*) AS count FROM purchases
-            WHERE \(unsafeRaw: Self.overviewCondition)
-            GROUP BY store, app, environment, state
-            """
-        ).map { row in
-            let reader = RowReader(row: row, table: "purchases")
-            return SubscriptionStateCount(
-                store: try reader.raw("store", as: Store.self),
-                app: try reader.optionalString("app").map(AppID.init(rawValue:)),
-                environment: try reader.raw("environment", as: PurchaseEnvironment.self),
-                state: try reader.raw("state", as: SubscriptionState.self), count: try reader.int("count"))
-        }
-    }
-
-    func subscriptionActivity(in range: Range<Date>) async throws -> [SubscriptionActivityCount] {
-        let from = StoredTime.milliseconds(range.lowerBound)
-        let to = StoredTime.milliseconds(range.upperBound)
-        let ended = [SubscriptionState.expired, .revoked].map { "\(bind: $0.rawValue)" as SQLQueryString }
-            .joined(separator: ", ")
-        // Each reads one range of an index on the time column (`state_changes_observed`,
-        // `transactions_purchased`, `transactions_revoked`) and each row's purchase by its key.
-        let queries: [(SubscriptionActivityCount.Kind, SQLQueryString)] = [
-            (
-                .new,
-                """
-                SELECT p.store, p.app, p.environment, s.observed_at / 86400000 AS day, COUNT(*) AS count
-                FROM state_changes s JOIN purchases p ON p.store = s.store AND p.id = s.purchase_id
-                WHERE s.observed_at >= \(bind: from) AND s.observed_at < \(bind: to) AND s.from_state IS NULL
-                    AND p.kind = 'subscription'
-                GROUP BY p.store, p.app, p.environment, s.observed_at / 86400000
-                """
-            ),
-            (
-                .churned,
-                """
-                SELECT p.store, p.app, p.environment, s.observed_at / 86400000 AS day, COUNT(*) AS count
-                FROM state_changes s JOIN purchases p ON p.store = s.store AND p.id = s.purchase_id
-                WHERE s.observed_at >= \(bind: from) AND s.observed_at < \(bind: to) AND s.to_state IN (\(ended))
-                    AND (s.from_state IS NULL OR s.from_state NOT IN (\(ended))) AND p.kind = 'subscription'
-                GROUP BY p.store, p.app, p.environment, s.observed_at / 86400000
-                """
-            ),
-            (
-                .renewed,
-                """
-                SELECT p.store, p.app, p.environment, t.purchased_at / 86400000 AS day, COUNT(*) AS count
-                FROM transactions t JOIN purchases p ON p.store = t.store AND p.id = t.purchase_id
-                WHERE t.purchased_at >= \(bind: from) AND t.purchased_at < \(bind: to) AND p.kind = 'subscription'
-                    AND EXISTS (
-                        SELECT 1 FROM transactions e
-                        WHERE e.store = t.store AND e.purchase_id = t.purchase_id AND e.purchased_at < t.purchased_at)
-                GROUP BY p.store, p.app, p.environment, t.purchased_at / 86400000
-                """
-            ),
-            (
-                .refunded,
-                """
-                SELECT p.store, p.app, p.environment, t.revoked_at / 86400000 AS day, COUNT(*) AS count
-                FROM transactions t JOIN purchases p ON p.store = t.store AND p.id = t.purchase_id
-                WHERE t.revoked_at >= \(bind: from) AND t.revoked_at < \(bind: to)
-                GROUP BY p.store, p.app, p.environment, t.revoked_at / 86400000
-                """
-            ),
-        ]
-        var counts: [SubscriptionActivityCount] = []
-        for (kind, query) in queries {
-            for row in try await rows(query) {
-                let reader = RowReader(row: row, table: "purchases")
-                counts.append(
-                    SubscriptionActivityCount(
-                        store: try reader.raw("store", as: Store.self),
-                        app: try reader.optionalString("app").map(AppID.init(rawValue:)),
-                        environment: try reader.raw("environment", as: PurchaseEnvironment.self), kind: kind,
-                        day: Date(timeIntervalSince1970: Double(try reader.int("day")) * 86_400),
-                        count: try reader.int("count")))
-            }
-        }
-        return counts
-    }
 }
 
 extension Migration {

@@ -4,10 +4,10 @@ import Storekeeper
 
 // The outbox (`events`) and the webhook delivery queue and log (migration 9).
 extension SQLStorageTransaction {
-    private static let eventColumns =
+    static let eventColumns =
         "position, id, type, customer_id, environment, ordering_key, occurred_at, body"
 
-    private func storedEvent(from row: any SQLRow) throws -> StoredEvent {
+    func storedEvent(from row: any SQLRow) throws -> StoredEvent {
         let reader = RowReader(row: row, table: "events")
         return StoredEvent(
             position: try reader.decodeIfPresent("position", as: Int.self), id: try reader.uuid("id"),

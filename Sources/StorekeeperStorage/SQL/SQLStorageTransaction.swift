@@ -283,7 +283,8 @@ struct SQLStorageTransaction: StorageTransaction {
     // MARK: Transactions (billing events)
 
     static let transactionColumns = """
-        store, id, purchase_id, product_id, purchased_at, quantity, revoked_at, refunded_fraction, observed_at
+        store, id, purchase_id, product_id, purchased_at, quantity, revoked_at, refunded_fraction, observed_at,
+        price_micros, currency, offer
         """
 
     func transactionRecord(from row: any SQLRow) throws -> TransactionRecord {
@@ -292,7 +293,11 @@ struct SQLStorageTransaction: StorageTransaction {
             id: try reader.string("id"), productID: try reader.string("product_id"),
             purchasedAt: try reader.date("purchased_at"), quantity: try reader.int("quantity"),
             revokedAt: try reader.optionalDate("revoked_at"), refundedFraction: try reader.double("refunded_fraction"),
-            observedAt: try reader.date("observed_at"))
+            observedAt: try reader.date("observed_at"),
+            price: try reader.decodeIfPresent("price_micros", as: Int64.self).flatMap { micros in
+                try reader.optionalString("currency").map { Price(micros: micros, currency: CurrencyCode($0)) }
+            },
+            offer: try reader.optionalRaw("offer", as: BillingOffer.self))
         let key = PurchaseKey(store: try reader.raw("store", as: Store.self), id: try reader.string("purchase_id"))
         return TransactionRecord(purchaseKey: key, fact: fact)
     }
@@ -314,11 +319,13 @@ struct SQLStorageTransaction: StorageTransaction {
             VALUES (\(bind: record.purchaseKey.store.rawValue), \(bind: fact.id), \(bind: record.purchaseKey.id),
                     \(bind: fact.productID), \(bind: StoredTime.milliseconds(fact.purchasedAt)), \(bind: fact.quantity),
                     \(bind: StoredTime.milliseconds(fact.revokedAt)), \(bind: fact.refundedFraction),
-                    \(bind: StoredTime.milliseconds(fact.observedAt)))
+                    \(bind: StoredTime.milliseconds(fact.observedAt)), \(bind: fact.price?.micros),
+                    \(bind: fact.price?.currency.rawValue), \(bind: fact.offer?.rawValue))
             ON CONFLICT (store, id) DO UPDATE SET
                 purchase_id = excluded.purchase_id, product_id = excluded.product_id,
                 purchased_at = excluded.purchased_at, quantity = excluded.quantity, revoked_at = excluded.revoked_at,
-                refunded_fraction = excluded.refunded_fraction, observed_at = excluded.observed_at
+                refunded_fraction = excluded.refunded_fraction, observed_at = excluded.observed_at,
+                price_micros = excluded.price_micros, currency = excluded.currency, offer = excluded.offer
             """)
     }
 

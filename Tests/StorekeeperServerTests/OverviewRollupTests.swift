@@ -1,0 +1,109 @@
+import Foundation
+import StoreSimulator
+import Storekeeper
+import StorekeeperServer
+import StorekeeperStorage
+import Testing
+
+/// The overview's rollup end to end, on both backends: the simulator's purchases → processing →
+/// events → ``OverviewRollup`` → the daily rows and the recount, counted once however often the
+/// job runs.
+@Suite(.serialized) struct OverviewRollupTests {
+    /// The rollup's rows over a wide range, summed per kind (and currency for revenue).
+    static func totals(_ h: ServerHarness) async throws -> [String: (count: Int, amount: Int64)] {
+        let range =
+            ServerHarness.start.addingTimeInterval(
+                -400 * 86_400)..<ServerHarness.start.addingTimeInterval(
+                400 * 86_400)
+        let rows = try await h.storage.transaction { try await $0.overviewActivity(in: range) }
+        var totals: [String: (count: Int, amount: Int64)] = [:]
+        for row in rows {
+            let key = row.kind == .revenue ? "revenue \(row.currency?.rawValue ?? "unpriced")" : row.kind.rawValue
+            let sum = totals[key] ?? (0, 0)
+            totals[key] = (sum.count + row.count, sum.amount + row.amountMicros)
+        }
+        return totals
+    }
+
+    static func states(_ h: ServerHarness) async throws -> [OverviewState: Int] {
+        let rows = try await h.storage.transaction { try await OverviewRollup.lastRecount(in: $0)?.counts ?? [] }
+        return rows.reduce(into: [:]) { $0[$1.state, default: 0] += $1.count }
+    }
+
+    @Test(arguments: ServerBackend.available)
+    func purchasesRenewalsRefundsAndTrialsAreFoldedOnce(_ backend: ServerBackend) async throws {
+        try await ServerHarness.run(on: backend) { h in
+            let store = h.simulator.appStore
+            let rollup = h.application.rollup
+            // A first round on the empty database: everything after is folded from events.
+            try await rollup.run()
+            let token = try await h.createCustomer("alice")
+            let trial = SimulatedOffer.freeTrial("P1W")
+            let bought = try store.purchase(
+                customer: "alice", product: "pro.monthly", appAccountToken: token, offer: trial)
+            try await h.settle()
+            try await rollup.run(recount: true)
+            var totals = try await Self.totals(h)
+            #expect(totals["new"]?.count == 1)
+            #expect(totals["renewed"] == nil)
+            // The trial's billing event cost nothing, in the product's currency.
+            #expect(totals["revenue USD"]?.count == 1 && totals["revenue USD"]?.amount == 0)
+            #expect(try await Self.states(h) == [.trial: 1])
+
+            try await h.advance(days: 8)  // the trial ends: renewed at the full price
+            let coins = try store.purchase(customer: "alice", product: "coins.100", appAccountToken: token)
+            try await h.settle()
+            try store.refund(transactionId: coins.transactionId, revocationPercentage: 50_000)
+            try await h.advance(days: 0.01)
+            try await h.settle()
+            try await rollup.run(recount: true)
+            totals = try await Self.totals(h)
+            #expect(totals["new"]?.count == 1)
+            #expect(totals["renewed"]?.count == 1)
+            #expect(totals["refunded"]?.count == 1)
+            // 9.99 renewal + 0.99 coins − half of 0.99 refunded.
+            let revenue = try #require(totals["revenue USD"])
+            #expect(revenue.count == 3)
+            let expectedAmount: Int64 = 9_990_000 + 990_000 - 495_000
+            #expect(revenue.amount == expectedAmount)
+            #expect(try await Self.states(h) == [.active: 1])
+
+            // Running again changes nothing: the cursor moved with the counts.
+            #expect(try await rollup.run() == 0)
+            let again = try await Self.totals(h)
+            #expect(again.mapValues { "\($0.count) \($0.amount)" } == totals.mapValues { "\($0.count) \($0.amount)" })
+
+            // The subscription ends: churned once.
+            try store.setAutoRenew(bought.originalTransactionId, on: false)
+            try await h.advance(days: 0.01)
+            try await h.advance(days: 31)
+            try await h.settle()
+            try await rollup.run(recount: true)
+            totals = try await Self.totals(h)
+            #expect(totals["churned"]?.count == 1)
+            #expect(try await Self.states(h) == [:])
+        }
+    }
+
+    /// History recorded before the rollup existed is folded once by its first round, and the
+    /// events of those same changes are not counted again.
+    @Test(arguments: ServerBackend.available)
+    func historyBeforeTheRollupIsFoldedOnceNotTwice(_ backend: ServerBackend) async throws {
+        try await ServerHarness.run(on: backend) { h in
+            let store = h.simulator.appStore
+            let token = try await h.createCustomer("bob")
+            _ = try store.purchase(customer: "bob", product: "pro.monthly", appAccountToken: token)
+            try await h.settle()
+            try await h.advance(days: 31)  // renewed
+            try await h.settle()
+            // The first round: the history (one new, one renewal, two priced billing events) is
+            // read from the tables, and every event written so far is behind the cursor.
+            #expect(try await h.application.rollup.run(recount: true) == 0)
+            let totals = try await Self.totals(h)
+            #expect(totals["new"]?.count == 1)
+            #expect(totals["renewed"]?.count == 1)
+            #expect(totals["revenue USD"]?.count == 2 && totals["revenue USD"]?.amount == 2 * 9_990_000)
+            #expect(try await Self.states(h) == [.active: 1])
+        }
+    }
+}
