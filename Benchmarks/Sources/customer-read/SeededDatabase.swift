@@ -112,9 +112,10 @@ struct SeededDatabase: Sendable {
     {
         // STOREKEEPER_BENCH_POSTGRES_PREFIX names another set of databases (a copy, made with
         // `CREATE DATABASE … TEMPLATE …`, that one branch's migrations may change freely).
-        let prefix = ProcessInfo.processInfo.environment["STOREKEEPER_BENCH_POSTGRES_PREFIX"].flatMap {
-            $0.isEmpty ? nil : $0
-        } ?? "storekeeper_bench_customer_read"
+        let prefix =
+            ProcessInfo.processInfo.environment["STOREKEEPER_BENCH_POSTGRES_PREFIX"].flatMap {
+                $0.isEmpty ? nil : $0
+            } ?? "storekeeper_bench_customer_read"
         let name = "\(prefix)_\(customers)_seed\(SeedSQL.version)"
         guard var components = URLComponents(string: serverURL) else {
             throw BenchmarkError("STOREKEEPER_BENCH_POSTGRES_URL is not a URL")
