@@ -1,4 +1,4 @@
-public import Foundation
+import Foundation
 public import StoreCore
 public import Storekeeper
 public import StorekeeperStorage
@@ -31,7 +31,7 @@ public struct WebhookEndpointService: Sendable {
     }
 
     /// What a creation asks for; nil filters: all.
-    public struct Creation: Sendable {
+    public struct Creation: Sendable, CustomStringConvertible {
         public var name: String
         public var url: String
         public var events: [String]?
@@ -54,6 +54,9 @@ public struct WebhookEndpointService: Sendable {
             self.enabled = enabled
             self.after = after
         }
+
+        /// Never the secret.
+        public var description: String { "creation of webhook endpoint \(name)" }
     }
 
     /// What an update changes; nil: unchanged (an empty filter list: all).
