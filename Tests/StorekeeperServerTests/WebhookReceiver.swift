@@ -66,9 +66,17 @@ final class WebhookReceiver: Sendable {
             router: router, configuration: .init(address: .hostname("127.0.0.1", port: port)),
             onServerRunning: { continuation.yield($0.localAddress?.port ?? 0) }, logger: TemporaryStorage.quietLogger)
         return try await withThrowingTaskGroup(of: Void.self) { group in
-            group.addTask { try await app.runService(gracefulShutdownSignals: []) }
+            group.addTask {
+                // A server that fails to start (its port taken) ends the stream, so nobody waits
+                // for a port that never comes.
+                defer { continuation.finish() }
+                try await app.runService(gracefulShutdownSignals: [])
+            }
             var ports = bound.makeAsyncIterator()
-            let actual = await ports.next() ?? port
+            guard let actual = await ports.next() else {
+                try await group.next()
+                throw ReceiverStopped(port: port)
+            }
             do {
                 let result = try await body(actual)
                 group.cancelAll()
@@ -94,4 +102,10 @@ final class WebhookReceiver: Sendable {
     static func timestamp(_ header: String) -> Int? {
         header.split(separator: ",").first { $0.hasPrefix("t=") }.flatMap { Int($0.dropFirst(2)) }
     }
+}
+
+/// The receiver's server stopped before it was bound, without saying why.
+struct ReceiverStopped: Error, CustomStringConvertible {
+    let port: Int
+    var description: String { "the webhook receiver on port \(port) stopped before it was bound" }
 }

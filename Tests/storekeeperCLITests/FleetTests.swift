@@ -34,8 +34,10 @@ import Testing
     ]
     /// A call leaves the instance at its turn and reaches the simulator a little later; on a
     /// loaded machine two calls a window apart may arrive closer. Windows are checked this much
-    /// shorter than the limit's.
-    static let arrivalJitter: TimeInterval = 0.25
+    /// shorter than the limit's. (0.25 s failed with 4 > 3 and 16 > 14 arrivals while the whole
+    /// suite ran in parallel on 2 cores, and passed alone; counting per process, which this test
+    /// exists to catch, puts twice the limit in a window, far above what 0.75 s of jitter allows.)
+    static let arrivalJitter: TimeInterval = 0.75
 
     @Test(.enabled(if: PostgresAdmin.serverURL != nil, "needs STOREKEEPER_TEST_POSTGRES_URL (run .ci/postgres.sh)"))
     func twoInstancesOneKilledMidBurstApplyEverythingOnceWithinTheQuota() async throws {
