@@ -235,8 +235,12 @@ extension Migration {
     /// cost a write per change on the processing path.
     static let overviewRollup = Migration(
         version: 12, name: "overview rollup and prices",
-        sqlite: [
-            "ALTER TABLE transactions ADD COLUMN price_micros INTEGER",
+        sqlite: overviewRollupStatements(integer: "INTEGER", strict: " STRICT"),
+        postgresql: overviewRollupStatements(integer: "BIGINT", strict: ""))
+
+    private static func overviewRollupStatements(integer: String, strict: String) -> [String] {
+        [
+            "ALTER TABLE transactions ADD COLUMN price_micros \(integer)",
             "ALTER TABLE transactions ADD COLUMN currency TEXT",
             "ALTER TABLE transactions ADD COLUMN offer TEXT",
             "CREATE INDEX transactions_free_trial ON transactions (store, purchase_id) WHERE offer = 'free_trial'",
@@ -245,13 +249,13 @@ extension Migration {
                 store TEXT NOT NULL,
                 app TEXT NOT NULL,
                 environment TEXT NOT NULL,
-                day INTEGER NOT NULL,
+                day \(integer) NOT NULL,
                 kind TEXT NOT NULL,
                 currency TEXT NOT NULL,
-                count INTEGER NOT NULL,
-                amount_micros INTEGER NOT NULL,
+                count \(integer) NOT NULL,
+                amount_micros \(integer) NOT NULL,
                 PRIMARY KEY (store, app, environment, day, kind, currency)
-            ) STRICT
+            )\(strict)
             """,
             "CREATE INDEX overview_activity_day ON overview_activity (day)",
             """
@@ -259,48 +263,15 @@ extension Migration {
                 store TEXT NOT NULL,
                 app TEXT NOT NULL,
                 environment TEXT NOT NULL,
-                day INTEGER NOT NULL,
+                day \(integer) NOT NULL,
                 state TEXT NOT NULL,
-                count INTEGER NOT NULL,
+                count \(integer) NOT NULL,
                 PRIMARY KEY (store, app, environment, day, state)
-            ) STRICT
+            )\(strict)
             """,
             "CREATE INDEX overview_states_day ON overview_states (day)",
             "DROP INDEX state_changes_observed",
             "DROP INDEX transactions_purchased",
-        ],
-        postgresql: [
-            "ALTER TABLE transactions ADD COLUMN price_micros BIGINT",
-            "ALTER TABLE transactions ADD COLUMN currency TEXT",
-            "ALTER TABLE transactions ADD COLUMN offer TEXT",
-            "CREATE INDEX transactions_free_trial ON transactions (store, purchase_id) WHERE offer = 'free_trial'",
-            """
-            CREATE TABLE overview_activity (
-                store TEXT NOT NULL,
-                app TEXT NOT NULL,
-                environment TEXT NOT NULL,
-                day BIGINT NOT NULL,
-                kind TEXT NOT NULL,
-                currency TEXT NOT NULL,
-                count BIGINT NOT NULL,
-                amount_micros BIGINT NOT NULL,
-                PRIMARY KEY (store, app, environment, day, kind, currency)
-            )
-            """,
-            "CREATE INDEX overview_activity_day ON overview_activity (day)",
-            """
-            CREATE TABLE overview_states (
-                store TEXT NOT NULL,
-                app TEXT NOT NULL,
-                environment TEXT NOT NULL,
-                day BIGINT NOT NULL,
-                state TEXT NOT NULL,
-                count BIGINT NOT NULL,
-                PRIMARY KEY (store, app, environment, day, state)
-            )
-            """,
-            "CREATE INDEX overview_states_day ON overview_states (day)",
-            "DROP INDEX state_changes_observed",
-            "DROP INDEX transactions_purchased",
-        ])
+        ]
+    }
 }

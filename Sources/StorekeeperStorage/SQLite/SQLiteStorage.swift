@@ -96,7 +96,6 @@ final class SQLiteTransactionRunner: SQLTransactionRunner, @unchecked Sendable {
     private let threadPool: NIOThreadPool
     private let role: Role
     private let gate = TransactionGate()
-    private let executor: ThreadPoolTaskExecutor
     /// The writer's reader, set once right after opening (hence `@unchecked Sendable`); nil for
     /// `:memory:` and for a reader.
     fileprivate(set) var reader: SQLiteTransactionRunner?
@@ -146,7 +145,6 @@ final class SQLiteTransactionRunner: SQLTransactionRunner, @unchecked Sendable {
         self.role = role
         self.connection = connection
         self.threadPool = threadPool
-        self.executor = ThreadPoolTaskExecutor(pool: threadPool)
         self.errors = errors
         self.logger = logger
     }
@@ -198,10 +196,8 @@ final class SQLiteTransactionRunner: SQLTransactionRunner, @unchecked Sendable {
         try await gate.enter()
         do {
             let result = try await Self.$transactionHolder.withValue(holder) {
-                try await withTaskExecutorPreference(executor) {
-                    if role == .writer { try await setSynchronous(for: durability) }
-                    return try await runTransaction(body)
-                }
+                if role == .writer { try await setSynchronous(for: durability) }
+                return try await runTransaction(body)
             }
             await gate.leave()
             return result
