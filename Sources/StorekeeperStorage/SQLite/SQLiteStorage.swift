@@ -35,17 +35,18 @@ public final class SQLiteStorage: Storage {
         }
         self.path = path
         let errors = StorageErrorTranslator()
-        let writer = try await SQLiteTransactionRunner.open(path: path, role: .writer, errors: errors, logger: logger)
         // A file has a reader connection beside the writer (WAL lets it read the last commit while
         // a write goes on); `:memory:` would open another, empty database, so it reads on the writer.
-        if path != ":memory:" {
-            do {
-                writer.reader = try await SQLiteTransactionRunner.open(
-                    path: path, role: .reader, errors: errors, logger: logger)
-            } catch {
-                try? await writer.close()
-                throw error
-            }
+        let reader =
+            path == ":memory:"
+            ? nil : try await SQLiteTransactionRunner.open(path: path, role: .reader, errors: errors, logger: logger)
+        let writer: SQLiteTransactionRunner
+        do {
+            writer = try await SQLiteTransactionRunner.open(
+                path: path, role: .writer, reader: reader, errors: errors, logger: logger)
+        } catch {
+            try? await reader?.close()
+            throw error
         }
         let runner = writer
         self.core = SQLStorageCore(runner: runner, migrations: migrations)
@@ -80,7 +81,7 @@ public final class SQLiteStorage: Storage {
 
 /// Runs transactions on one SQLite connection, one after another: the writer runs every
 /// transaction that may write, a reader (its own connection) those that only read.
-final class SQLiteTransactionRunner: SQLTransactionRunner, @unchecked Sendable {
+final class SQLiteTransactionRunner: SQLTransactionRunner {
     /// What a connection is for.
     enum Role: Sendable {
         /// Every writing transaction, one at a time (`BEGIN IMMEDIATE`: SQLite has one writer).
@@ -96,9 +97,8 @@ final class SQLiteTransactionRunner: SQLTransactionRunner, @unchecked Sendable {
     private let threadPool: NIOThreadPool
     private let role: Role
     private let gate = TransactionGate()
-    /// The writer's reader, set once right after opening (hence `@unchecked Sendable`); nil for
-    /// `:memory:` and for a reader.
-    fileprivate(set) var reader: SQLiteTransactionRunner?
+    /// The writer's reader; nil for `:memory:` and for a reader.
+    private let reader: SQLiteTransactionRunner?
     private let logger: Logger
     /// The connection's `synchronous` setting now (changed only while the gate is held).
     private let synchronous = Mutex(CommitDurability.flushed)
@@ -110,9 +110,10 @@ final class SQLiteTransactionRunner: SQLTransactionRunner, @unchecked Sendable {
     @TaskLocal private static var transactionHolder: ObjectIdentifier?
 
     /// Opens a connection to the database at `path` on a thread of its own, set up for `role`.
-    static func open(path: String, role: Role, errors: StorageErrorTranslator, logger: Logger) async throws
-        -> SQLiteTransactionRunner
-    {
+    static func open(
+        path: String, role: Role, reader: SQLiteTransactionRunner? = nil, errors: StorageErrorTranslator,
+        logger: Logger
+    ) async throws -> SQLiteTransactionRunner {
         let storage: SQLiteConnection.Storage = path == ":memory:" ? .memory : .file(path: path)
         // A thread of its own: SQLite blocks its thread while it waits for another connection's
         // write lock, and on a shared pool a few such waits could starve the lock holder.
@@ -128,7 +129,8 @@ final class SQLiteTransactionRunner: SQLTransactionRunner, @unchecked Sendable {
             throw StorageError(.unavailable, "cannot open SQLite database at \(path): \(errors.translate(error))")
         }
         let runner = SQLiteTransactionRunner(
-            connection: connection, threadPool: threadPool, role: role, errors: errors, logger: logger)
+            connection: connection, threadPool: threadPool, role: role, reader: reader, errors: errors,
+            logger: logger)
         do {
             try await runner.configure(path: path)
         } catch {
@@ -139,10 +141,11 @@ final class SQLiteTransactionRunner: SQLTransactionRunner, @unchecked Sendable {
     }
 
     init(
-        connection: SQLiteConnection, threadPool: NIOThreadPool, role: Role, errors: StorageErrorTranslator,
-        logger: Logger
+        connection: SQLiteConnection, threadPool: NIOThreadPool, role: Role, reader: SQLiteTransactionRunner?,
+        errors: StorageErrorTranslator, logger: Logger
     ) {
         self.role = role
+        self.reader = reader
         self.connection = connection
         self.threadPool = threadPool
         self.errors = errors
