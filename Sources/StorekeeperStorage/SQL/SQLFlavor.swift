@@ -34,7 +34,7 @@ enum SQLFlavor: String, Sendable {
         }
     }
 
-    /// A bound BLOB/BYTEA value. SQLiteNIO binds an empty buffer as NULL, so SQLite gets an explicit
+    /// A bound BLOB/BYTEA value. An empty buffer bound as NULL (as SQLiteNIO did) still gets an explicit
     /// empty-blob fallback.
     func blob(_ value: Data) -> SQLQueryString {
         switch self {

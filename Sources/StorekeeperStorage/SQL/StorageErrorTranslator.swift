@@ -1,6 +1,5 @@
 import Foundation
 import PostgresNIO
-import SQLiteNIO
 
 /// Turns driver errors into ``StorageError``s: unique and foreign-key violations are conflicts,
 /// everything else the database says or fails to say means it is unavailable. Secrets (the
@@ -29,7 +28,7 @@ struct StorageErrorTranslator: Sendable {
             return storageError
         case is CancellationError:
             return error
-        case let sqliteError as SQLiteError:
+        case let sqliteError as SQLiteCallError:
             return translate(sqliteError)
         case let postgresError as PSQLError:
             return translate(postgresError)
@@ -50,12 +49,12 @@ struct StorageErrorTranslator: Sendable {
         }
     }
 
-    private func translate(_ error: SQLiteError) -> StorageError {
+    private func translate(_ error: SQLiteCallError) -> StorageError {
         let detail = redact("SQLite: \(error.message)")
-        switch error.reason {
-        case .constraint, .constraintUniqueFailed, .constraintPrimaryKeyFailed, .constraintForeignKeyFailed:
+        switch error.primaryCode {
+        case 19:  // SQLITE_CONSTRAINT: unique, primary key, foreign key, check
             return StorageError(.conflict, detail)
-        case .corrupt, .corruptIndex, .corruptSequenceSchema, .corruptVirtualTable, .notADatabase:
+        case 11, 26:  // SQLITE_CORRUPT, SQLITE_NOTADB
             return StorageError(.corrupt, detail)
         default:
             return StorageError(.unavailable, detail)

@@ -1,15 +1,15 @@
 import Foundation
 public import Logging
+import NIOPosix
 import SQLKit
-import SQLiteKit
-import SQLiteNIO
 import Synchronization
 
 /// The embedded backend: one SQLite database file, in WAL mode, with foreign keys enforced.
 ///
 /// All work goes through one connection, one transaction at a time (`BEGIN IMMEDIATE`, so another
 /// process writing the same file makes it wait up to the busy timeout instead of failing midway).
-/// SQLiteNIO runs the blocking SQLite calls on a thread of this storage's own, never on an event loop.
+/// The blocking SQLite calls run on a thread of the connection's own, never on an event loop or
+/// the shared cooperative pool.
 ///
 /// Don't call ``transaction(_:)`` from inside a transaction of the same storage: it would wait
 /// for itself, so it throws instead.
@@ -81,6 +81,10 @@ public final class SQLiteStorage: Storage {
 
 /// Runs transactions on one SQLite connection, one after another: the writer runs every
 /// transaction that may write, a reader (its own connection) those that only read.
+///
+/// A transaction's body runs on the connection's own thread (a task executor preference) and its
+/// statements run there directly (``SQLiteHandle``): a transaction costs two thread hops, in and
+/// out, instead of two per statement.
 final class SQLiteTransactionRunner: SQLTransactionRunner {
     /// What a connection is for.
     enum Role: Sendable {
@@ -93,8 +97,9 @@ final class SQLiteTransactionRunner: SQLTransactionRunner {
 
     let flavor = SQLFlavor.sqlite
     let errors: StorageErrorTranslator
-    private let connection: SQLiteConnection
+    private let handle: SQLiteHandle
     private let threadPool: NIOThreadPool
+    private let executor: ThreadPoolTaskExecutor
     private let role: Role
     private let gate = TransactionGate()
     /// The writer's reader; nil for `:memory:` and for a reader.
@@ -114,25 +119,21 @@ final class SQLiteTransactionRunner: SQLTransactionRunner {
         path: String, role: Role, reader: SQLiteTransactionRunner? = nil, errors: StorageErrorTranslator,
         logger: Logger
     ) async throws -> SQLiteTransactionRunner {
-        let storage: SQLiteConnection.Storage = path == ":memory:" ? .memory : .file(path: path)
         // A thread of its own: SQLite blocks its thread while it waits for another connection's
-        // write lock, and on a shared pool a few such waits could starve the lock holder.
+        // write lock or for a flush, and on a shared pool such waits could starve everything else.
         let threadPool = NIOThreadPool(numberOfThreads: 1)
         threadPool.start()
-        let connection: SQLiteConnection
+        let handle: SQLiteHandle
         do {
-            connection = try await SQLiteConnection.open(
-                storage: storage, threadPool: threadPool, logger: logger,
-                on: MultiThreadedEventLoopGroup.singleton.any())
+            handle = try await threadPool.runIfActive { try SQLiteHandle(path: path) }
         } catch {
             try? await threadPool.shutdownGracefully()
             throw StorageError(.unavailable, "cannot open SQLite database at \(path): \(errors.translate(error))")
         }
         let runner = SQLiteTransactionRunner(
-            connection: connection, threadPool: threadPool, role: role, reader: reader, errors: errors,
-            logger: logger)
+            handle: handle, threadPool: threadPool, role: role, reader: reader, errors: errors, logger: logger)
         do {
-            try await runner.configure(path: path)
+            try await withTaskExecutorPreference(runner.executor) { try await runner.configure(path: path) }
         } catch {
             try? await runner.close()
             throw error
@@ -140,20 +141,21 @@ final class SQLiteTransactionRunner: SQLTransactionRunner {
         return runner
     }
 
-    init(
-        connection: SQLiteConnection, threadPool: NIOThreadPool, role: Role, reader: SQLiteTransactionRunner?,
+    private init(
+        handle: SQLiteHandle, threadPool: NIOThreadPool, role: Role, reader: SQLiteTransactionRunner?,
         errors: StorageErrorTranslator, logger: Logger
     ) {
         self.role = role
         self.reader = reader
-        self.connection = connection
+        self.handle = handle
         self.threadPool = threadPool
+        self.executor = ThreadPoolTaskExecutor(pool: threadPool)
         self.errors = errors
         self.logger = logger
     }
 
     private var database: any SQLDatabase {
-        connection.sql(queryLogLevel: .trace)
+        SQLiteHandleDatabase(handle: handle, logger: logger)
     }
 
     /// Sets the connection up: WAL so readers in other processes don't block the writer, full
@@ -196,11 +198,15 @@ final class SQLiteTransactionRunner: SQLTransactionRunner {
             throw StorageError(
                 .unavailable, "transaction(_:) called inside a transaction of the same SQLite storage")
         }
-        try await gate.enter()
+        // A flushed commit is one someone waits for (a webhook's 2xx, an API answer): it goes
+        // ahead of deferred background work at the gate.
+        try await gate.enter(durability == .flushed ? .urgent : .background)
         do {
             let result = try await Self.$transactionHolder.withValue(holder) {
-                if role == .writer { try await setSynchronous(for: durability) }
-                return try await runTransaction(body)
+                try await withTaskExecutorPreference(executor) {
+                    if role == .writer { try await setSynchronous(for: durability) }
+                    return try await runTransaction(body)
+                }
             }
             await gate.leave()
             return result
@@ -274,8 +280,9 @@ final class SQLiteTransactionRunner: SQLTransactionRunner {
         try await reader?.close()
         guard await gate.close() else { return }
         connectionClosed.withLock { $0 = true }
+        let handle = self.handle
         do {
-            try await connection.close()
+            try await threadPool.runIfActive { try handle.close() }
             try await threadPool.shutdownGracefully()
         } catch {
             throw errors.translate(error)
@@ -286,8 +293,8 @@ final class SQLiteTransactionRunner: SQLTransactionRunner {
         // A storage dropped without close(): nothing can use the connection any more, so close it
         // in the background rather than leak the file handle.
         if !connectionClosed.withLock({ $0 }) {
-            let threadPool = self.threadPool
-            connection.close().whenComplete { _ in threadPool.shutdownGracefully { _ in } }
+            try? handle.close()
+            threadPool.shutdownGracefully { _ in }
         }
     }
 }
