@@ -918,6 +918,36 @@ import Testing
         }
     }
 
+    /// Migration 14 totals the ledger written before it, and the trigger keeps the totals from then on.
+    @Test(arguments: Backend.available)
+    func runningBalancesStartFromTheLedgerAsItWas(backend: Backend) async throws {
+        let versionThirteen = Migration.all.filter { $0.version <= 13 }
+        try await TestDatabase.withFresh(backend, migrations: versionThirteen) { old, database async throws in
+            let alice = makeCustomer("alice")
+            try await old.transaction { transaction async throws in
+                try await transaction.insertCustomer(alice)
+                for (index, (balance, amount)) in [("coins", 100), ("coins", -30), ("gems", 5)].enumerated() {
+                    _ = try await transaction.appendLedgerEntry(
+                        LedgerEntry(
+                            customerID: alice.id, balance: balance, amount: amount, reason: .purchase,
+                            idempotencyKey: "old-\(index)", createdAt: at(Int64(index))))
+                }
+            }
+            try await old.close()
+            let storage = try await database.open(migrations: Migration.all)
+            #expect(try await storage.migrate() == [14])
+            try await storage.transaction { transaction async throws in
+                #expect(try await transaction.balances(of: alice.id) == ["coins": 70, "gems": 5])
+                _ = try await transaction.appendLedgerEntry(
+                    LedgerEntry(
+                        customerID: alice.id, balance: "coins", amount: -20, reason: .debit, idempotencyKey: "new",
+                        createdAt: at(9)))
+            }
+            #expect(try await storage.transaction { try await $0.balances(of: alice.id) } == ["coins": 50, "gems": 5])
+            try await storage.close()
+        }
+    }
+
     /// Two transactions recording the first facts of one purchase at once: the second reads what
     /// the first wrote, even though no row existed to lock when both began (a lost first fact was
     /// seen once in the shuffled-delivery test on PostgreSQL before purchases were locked by key).

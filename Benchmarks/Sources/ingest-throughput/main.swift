@@ -167,18 +167,29 @@ struct IngestRun {
         // Ingest: POST each (200 = verified and durable), then wait until every one is processed.
         let urls = instanceURLs.map { $0 + "/v1/notifications/app-store" }
         let latencies = LatencyLog()
+        // One connection per request in flight: `HTTPClient.shared` opens at most 8 per host, which
+        // made "32 at a time" 8 at a time, with the rest queued in the client.
+        var clientConfiguration = HTTPClient.Configuration()
+        clientConfiguration.connectionPool.concurrentHTTP1ConnectionsPerHostSoftLimit = concurrency
+        let client = HTTPClient(eventLoopGroup: HTTPClient.defaultEventLoopGroup, configuration: clientConfiguration)
         let ingestStart = ContinuousClock.now
-        try await forEach(payloads) { payload in
-            var request = HTTPClientRequest(url: urls.randomElement() ?? urls[0])
-            request.method = .POST
-            request.headers.add(name: "Content-Type", value: "application/json")
-            request.body = .bytes(ByteBuffer(string: #"{"signedPayload":"\#(payload)"}"#))
-            let sent = ContinuousClock.now
-            let response = try await HTTPClient.shared.execute(request, timeout: .seconds(60))
-            _ = try await response.body.collect(upTo: 1 << 16)
-            guard response.status == .ok else { throw BenchmarkError("HTTP \(response.status.code)") }
-            latencies.record(ContinuousClock.now - sent)
+        do {
+            try await forEach(payloads) { payload in
+                var request = HTTPClientRequest(url: urls.randomElement() ?? urls[0])
+                request.method = .POST
+                request.headers.add(name: "Content-Type", value: "application/json")
+                request.body = .bytes(ByteBuffer(string: #"{"signedPayload":"\#(payload)"}"#))
+                let sent = ContinuousClock.now
+                let response = try await client.execute(request, timeout: .seconds(60))
+                _ = try await response.body.collect(upTo: 1 << 16)
+                guard response.status == .ok else { throw BenchmarkError("HTTP \(response.status.code)") }
+                latencies.record(ContinuousClock.now - sent)
+            }
+        } catch {
+            try? await client.shutdown()
+            throw error
         }
+        try await client.shutdown()
         let durableSeconds = seconds(ContinuousClock.now - ingestStart)
         while true {
             let counts = try await deployment.storage.read { try await $0.unfinishedNotificationCounts() }

@@ -449,14 +449,14 @@ struct SQLStorageTransaction: StorageTransaction {
     }
 
     func balances(of customer: CustomerID) async throws -> [String: Int] {
+        // Running totals, kept by a trigger on every ledger insert (migration 14).
         let sums = try await rows(
             """
-            SELECT balance, CAST(SUM(amount) AS BIGINT) AS total FROM ledger_entries
-            WHERE customer_id = \(bind: customer.rawValue) GROUP BY balance
+            SELECT balance, total FROM ledger_balances WHERE customer_id = \(bind: customer.rawValue)
             """)
         var balances: [String: Int] = [:]
         for row in sums {
-            let reader = RowReader(row: row, table: "ledger_entries")
+            let reader = RowReader(row: row, table: "ledger_balances")
             balances[try reader.string("balance")] = try reader.int("total")
         }
         return balances
