@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 import Hummingbird
 import HummingbirdTesting
 import Storekeeper
@@ -17,15 +18,30 @@ import Testing
     // 30 s window, the old 1-minute limit cancelled the test, and the cancelled test never
     // finished (a full-suite stall seen three times, 2026-11-24/25; where it waits after the
     // cancellation is not known: every thread idle, no PostgreSQL session open).
-    @Test(
-        .enabled(if: PostgresAdmin.serverURL != nil, "needs STOREKEEPER_TEST_POSTGRES_URL"),
-        .timeLimit(.minutes(2)))
+    //
+    // So the scenario runs in a task of its own, which the test stops waiting for after 110 s: a
+    // stall then fails the test, naming the step it stalled in, instead of stalling the suite.
+    @Test(.enabled(if: PostgresAdmin.serverURL != nil, "needs STOREKEEPER_TEST_POSTGRES_URL"))
     func readyFollowsALostAndRestoredDatabase() async throws {
         let serverURL = try #require(PostgresAdmin.serverURL)
+        let steps = StepLog()
+        let scenario = Task { try await Self.loseAndRestoreTheDatabase(serverURL: serverURL, steps: steps) }
+        switch await scenario.result(within: .seconds(110)) {
+        case .some(.success): break
+        case .some(.failure(let error)): throw error
+        case .none:
+            scenario.cancel()
+            Issue.record("the scenario stalled; its steps so far: \(steps.all.joined(separator: " → "))")
+        }
+    }
+
+    private static func loseAndRestoreTheDatabase(serverURL: String, steps: StepLog) async throws {
+        steps.note("create database")
         try await PostgresAdmin.withFreshDatabase(serverURL: serverURL) { url in
             let components = try #require(URLComponents(string: url))
             let proxy = LoopbackProxy(
                 targetHost: components.host ?? "127.0.0.1", targetPort: components.port ?? 5432)
+            steps.note("start proxy")
             let port = try await proxy.start()
             defer { Task { await proxy.stop() } }
             var proxied = components
@@ -36,9 +52,11 @@ import Testing
             ]
             let storageURL = try #require(proxied.string)
             // Migrated directly, with the default timeouts (a loaded machine may be slow to connect).
+            steps.note("migrate")
             let unproxied = try await StorageFactory.open(url, logger: TemporaryStorage.quietLogger)
             try await unproxied.migrate()
             try await unproxied.close()
+            steps.note("open through the proxy")
             let storage = try await StorageFactory.open(storageURL, logger: TemporaryStorage.quietLogger)
             do {
                 let configuration = StorekeeperConfiguration(
@@ -48,7 +66,9 @@ import Testing
                 let app = Application(router: application.makeRouter(), logger: TemporaryStorage.quietLogger)
                 try await app.test(.router) { client in
                     func status() async throws -> HTTPResponse.Status {
-                        try await client.execute(uri: "/ready", method: .get) { $0.status }
+                        let status = try await client.execute(uri: "/ready", method: .get) { $0.status }
+                        steps.note("/ready \(status.code)")
+                        return status
                     }
                     /// Polls /ready until it answers `expected`, for up to `window`.
                     func waitFor(_ expected: HTTPResponse.Status, within window: Duration) async throws {
@@ -61,16 +81,77 @@ import Testing
                         #expect(last == expected)
                     }
                     try await waitFor(.ok, within: .seconds(10))
+                    steps.note("cut")
                     proxy.cut()
                     try await waitFor(.serviceUnavailable, within: .seconds(20))
+                    steps.note("restore")
                     proxy.restore()
                     try await waitFor(.ok, within: .seconds(70))
                 }
             } catch {
+                steps.note("close after \(error)")
                 try? await storage.close()
                 throw error
             }
+            steps.note("close")
             try await storage.close()
+            steps.note("drop database")
         }
+    }
+}
+
+/// What a scenario did so far (consecutive repeats of a step are counted, not repeated).
+private final class StepLog: Sendable {
+    private let steps = Mutex<[(String, Int)]>([])
+
+    func note(_ step: String) {
+        steps.withLock { steps in
+            if let last = steps.last, last.0 == step {
+                steps[steps.count - 1].1 += 1
+            } else {
+                steps.append((step, 1))
+            }
+        }
+    }
+
+    var all: [String] { steps.withLock { $0.map { $0.1 == 1 ? $0.0 : "\($0.0) ×\($0.1)" } } }
+}
+
+extension Task where Failure == any Error {
+    /// The task's result if it ends within `limit`; nil (without waiting any longer) otherwise.
+    fileprivate func result(within limit: Duration) async -> Result<Success, any Error>? {
+        let outcome = OnceContinuation<Result<Success, any Error>?>()
+        return await withCheckedContinuation { continuation in
+            outcome.set(continuation)
+            Task<Void, Never> { outcome.resume(with: await self.result) }
+            Task<Void, Never> {
+                try? await Task<Never, Never>.sleep(for: limit)
+                outcome.resume(with: nil)
+            }
+        }
+    }
+}
+
+/// A continuation resumed by whichever of several racers comes first.
+private final class OnceContinuation<Value: Sendable>: Sendable {
+    private let state = Mutex<(CheckedContinuation<Value, Never>?, Value?)>((nil, nil))
+
+    func set(_ continuation: CheckedContinuation<Value, Never>) {
+        let early = state.withLock { state -> Value? in
+            if let value = state.1 { return value }
+            state.0 = continuation
+            return nil
+        }
+        if let early { continuation.resume(returning: early) }
+    }
+
+    func resume(with value: Value) {
+        let continuation = state.withLock { state -> CheckedContinuation<Value, Never>? in
+            guard state.1 == nil else { return nil }
+            state.1 = value
+            defer { state.0 = nil }
+            return state.0
+        }
+        continuation?.resume(returning: value)
     }
 }
