@@ -1,10 +1,10 @@
 import Foundation
-import Synchronization
 import Hummingbird
 import HummingbirdTesting
 import Storekeeper
 import StorekeeperServer
 import StorekeeperStorage
+import Synchronization
 import TestSupport
 import Testing
 
@@ -119,7 +119,7 @@ private final class StepLog: Sendable {
 
 extension Task where Failure == any Error {
     /// The task's result if it ends within `limit`; nil (without waiting any longer) otherwise.
-    fileprivate func result(within limit: Duration) async -> Result<Success, any Error>? {
+    func result(within limit: Duration) async -> Result<Success, any Error>? {
         let outcome = OnceContinuation<Result<Success, any Error>?>()
         return await withCheckedContinuation { continuation in
             outcome.set(continuation)

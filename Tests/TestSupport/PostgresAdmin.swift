@@ -19,7 +19,27 @@ public struct PostgresAdmin: Sendable {
         return url.isEmpty ? nil : url
     }()
 
+    /// Runs `sql` on a connection of its own. CREATE DATABASE copies `template1` and fails while
+    /// another session is connected to it — as another test's CREATE DATABASE briefly is — so a
+    /// statement refused because an object is in use (SQLSTATE 55006) is retried a few times.
+    /// Other errors are thrown with the server's message (PSQLError's own description hides it).
     public func execute(_ sql: String) async throws {
+        var attempt = 1
+        while true {
+            do {
+                return try await executeOnce(sql)
+            } catch let error as PSQLError {
+                if error.serverInfo?[.sqlState] == "55006" && attempt < 8 {
+                    try await Task.sleep(for: .milliseconds(50 * attempt + Int.random(in: 0..<50)))
+                    attempt += 1
+                    continue
+                }
+                throw AdminError(sql: sql, detail: String(reflecting: error))
+            }
+        }
+    }
+
+    private func executeOnce(_ sql: String) async throws {
         var configuration = PostgresConnection.Configuration(
             host: location.host, port: location.port, username: location.username, password: location.password,
             database: location.database, tls: .disable)
@@ -32,6 +52,13 @@ public struct PostgresAdmin: Sendable {
             throw error
         }
         try await connection.close()
+    }
+
+    /// A test server's statement failed.
+    struct AdminError: Error, CustomStringConvertible {
+        var sql: String
+        var detail: String
+        var description: String { "\(sql) failed: \(detail)" }
     }
 
     /// A new, empty database on the server at `serverURL` for `body` (given its URL), dropped afterwards.

@@ -207,7 +207,17 @@ import Testing
                 busiest <= limit.requests,
                 "\(busiest) \(limit.key) calls within \(checked), over the limit of \(limit.requests) per \(window) s")
             if limit.key == "oneTimePurchases" {
-                #expect(busiest == limit.requests, "the burst should have run into the \(limit.key) limit")
+                // Reaching the limit is checked over the limit's window plus the jitter: on a loaded
+                // machine the calls of a full window may arrive spread over a little more than it,
+                // and the narrower window above then holds fewer than the limit.
+                let widened = Duration.milliseconds(Int64((window + arrivalJitter) * 1000))
+                var reached = 0
+                var first = 0
+                for end in arrivals.indices {
+                    while arrivals[end] - arrivals[first] >= widened { first += 1 }
+                    reached = max(reached, end - first + 1)
+                }
+                #expect(reached >= limit.requests, "the burst should have run into the \(limit.key) limit")
             }
         }
     }

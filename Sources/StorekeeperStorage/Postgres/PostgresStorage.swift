@@ -143,42 +143,55 @@ final class PostgresTransactionRunner: SQLTransactionRunner {
         guard !state.withLock(\.closed) else { throw StorageError(.unavailable, "the storage is closed") }
         do {
             return try await withLeasedConnection { connection in
-                try await body(connection.sql(queryLogLevel: .trace))
+                try await body(ConnectionLossAwareDatabase(connection: connection, queryLogLevel: .trace))
             }
         } catch {
             throw errors.translateIfDriverError(error)
         }
     }
 
+    /// BEGIN, the body, COMMIT (ROLLBACK if the body throws), each statement failing rather than
+    /// waiting forever if the connection is lost (``ConnectionLossAwareDatabase``).
     private func runTransaction<Result: Sendable>(
         on connection: PostgresConnection, holdingMigrationLock: Bool, durability: CommitDurability,
         _ body: @Sendable (any SQLDatabase) async throws -> Result
     ) async throws -> Result {
+        let database = ConnectionLossAwareDatabase(connection: connection, queryLogLevel: .trace)
         do {
-            return try await connection.withTransaction(logger: logger) { connection in
-                let database = connection.sql(queryLogLevel: .trace)
-                if holdingMigrationLock {
-                    // Held until this transaction ends: a second instance migrating at the same
-                    // time waits here, then finds the migration applied.
-                    try await database.raw("SELECT pg_advisory_xact_lock(\(bind: Self.migrationLockKey))").run()
-                }
-                if durability == .deferred {
-                    // This transaction's commit doesn't wait for the WAL flush; later flushed
-                    // commits, and the WAL writer within `wal_writer_delay`, make it durable.
-                    try await database.raw("SET LOCAL synchronous_commit = off").run()
-                }
-                return try await body(database)
-            }
-        } catch let error as PostgresTransactionError {
-            if let closureError = error.closureError {
-                // The body's own errors pass through as they are; driver errors it let escape
-                // (from migrations' statements, say) are translated.
-                throw errors.translateIfDriverError(closureError)
-            }
-            throw errors.translate(error)
+            try await database.raw("BEGIN").run()
         } catch {
             throw errors.translate(error)
         }
+        let result: Result
+        do {
+            if holdingMigrationLock {
+                // Held until this transaction ends: a second instance migrating at the same
+                // time waits here, then finds the migration applied.
+                try await database.raw("SELECT pg_advisory_xact_lock(\(bind: Self.migrationLockKey))").run()
+            }
+            if durability == .deferred {
+                // This transaction's commit doesn't wait for the WAL flush; later flushed
+                // commits, and the WAL writer within `wal_writer_delay`, make it durable.
+                try await database.raw("SET LOCAL synchronous_commit = off").run()
+            }
+            result = try await body(database)
+        } catch {
+            do {
+                try await database.raw("ROLLBACK").run()
+            } catch {
+                // The connection is gone or broken: the server rolls back when the session ends.
+                logger.debug("PostgreSQL ROLLBACK failed", metadata: ["error": "\(errors.translate(error))"])
+            }
+            // The body's own errors pass through as they are; driver errors it let escape (from
+            // migrations' statements, say) are translated.
+            throw errors.translateIfDriverError(error)
+        }
+        do {
+            try await database.raw("COMMIT").run()
+        } catch {
+            throw errors.translate(error)
+        }
+        return result
     }
 
     /// Leases a connection for `work`, giving up with ``StorageError/Reason/unavailable`` when
