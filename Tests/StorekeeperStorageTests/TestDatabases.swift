@@ -86,7 +86,9 @@ struct TestDatabase: Sendable {
                 try? await PostgresAdmin(location: location).execute("DROP DATABASE IF EXISTS \(name) WITH (FORCE)")
                 throw error
             }
-            try await PostgresAdmin(location: location).execute("DROP DATABASE IF EXISTS \(name) WITH (FORCE)")
+            // A drop the shared server refuses (it could not end another role's session, seen under
+            // load) leaves an unused database behind; it doesn't undo what the test showed.
+            try? await PostgresAdmin(location: location).execute("DROP DATABASE IF EXISTS \(name) WITH (FORCE)")
         }
     }
 
