@@ -725,14 +725,7 @@ extension Migration {
     static let runningBalances = Migration(
         version: 14, name: "running balances",
         sqlite: [
-            """
-            CREATE TABLE ledger_balances (
-                customer_id TEXT NOT NULL,
-                balance TEXT NOT NULL,
-                total INTEGER NOT NULL,
-                PRIMARY KEY (customer_id, balance)
-            ) STRICT, WITHOUT ROWID
-            """,
+            ledgerBalancesTable(integer: "INTEGER", options: " STRICT, WITHOUT ROWID"),
             """
             CREATE TRIGGER ledger_balances_follow_entries AFTER INSERT ON ledger_entries BEGIN
                 INSERT INTO ledger_balances (customer_id, balance, total)
@@ -749,14 +742,7 @@ extension Migration {
             "DROP INDEX ledger_entries_balances",
         ],
         postgresql: [
-            """
-            CREATE TABLE ledger_balances (
-                customer_id TEXT NOT NULL,
-                balance TEXT NOT NULL,
-                total BIGINT NOT NULL,
-                PRIMARY KEY (customer_id, balance)
-            )
-            """,
+            ledgerBalancesTable(integer: "BIGINT", options: ""),
             """
             CREATE FUNCTION ledger_balances_add_entry() RETURNS trigger LANGUAGE plpgsql AS $$
             BEGIN
@@ -780,4 +766,15 @@ extension Migration {
             """,
             "DROP INDEX ledger_entries_balances",
         ])
+
+    private static func ledgerBalancesTable(integer: String, options: String) -> String {
+        """
+        CREATE TABLE ledger_balances (
+            customer_id TEXT NOT NULL,
+            balance TEXT NOT NULL,
+            total \(integer) NOT NULL,
+            PRIMARY KEY (customer_id, balance)
+        )\(options)
+        """
+    }
 }
