@@ -12,15 +12,13 @@ import Testing
 /// (the load balancer takes it out), and 200 again once the database is back. The connection goes
 /// through a loopback proxy the test cuts, so the shared PostgreSQL server keeps running.
 @Suite struct ReadinessTests {
-    // The polling windows (20 s lost, 70 s restored) fit inside the time limit: in the full
-    // parallel suite under CI load, the pool's reconnection backoff (PostgresNIO grows it by 1.25×
-    // per failed attempt while the database is away) made the restore take longer than the old
-    // 30 s window, the old 1-minute limit cancelled the test, and the cancelled test never
-    // finished (a full-suite stall seen three times, 2026-11-24/25; where it waits after the
-    // cancellation is not known: every thread idle, no PostgreSQL session open).
-    //
-    // So the scenario runs in a task of its own, which the test stops waiting for after 110 s: a
-    // stall then fails the test, naming the step it stalled in, instead of stalling the suite.
+    // This test stalled the full suite three times (2026-11-24/25): the first /ready after the
+    // restore never answered. The cause was PostgresNIO leaving a statement written to a
+    // just-closed connection unanswered (see ConnectionLossAwareDatabase and
+    // PostgresConnectionLossTests). The polling windows (20 s lost, 70 s restored: the pool's
+    // reconnection backoff grows while the database is away) fit inside 110 s, and the scenario
+    // runs in a task of its own that the test stops waiting for after that: a stall would fail
+    // the test, naming the step it stalled in, instead of stalling the suite.
     @Test(.enabled(if: PostgresAdmin.serverURL != nil, "needs STOREKEEPER_TEST_POSTGRES_URL"))
     func readyFollowsALostAndRestoredDatabase() async throws {
         let serverURL = try #require(PostgresAdmin.serverURL)
