@@ -32,12 +32,14 @@ struct ConnectionLossAwareDatabase: SQLDatabase {
         -> EventLoopFuture<Void>
     {
         let (base, connection) = (self.base, self.connection)
-        return connection.eventLoop.flatSubmit {
+        @Sendable func handOver() -> EventLoopFuture<Void> {
             guard !connection.isClosed else {
                 return connection.eventLoop.makeFailedFuture(Self.connectionLost)
             }
             return base.execute(sql: query, onRow)
         }
+        // A transaction's body usually runs on this event loop already (EventLoopTaskExecutor).
+        return connection.eventLoop.inEventLoop ? handOver() : connection.eventLoop.flatSubmit(handOver)
     }
 
     func execute(sql query: any SQLExpression, _ onRow: @escaping @Sendable (any SQLRow) -> Void) async throws {

@@ -122,8 +122,10 @@ final class PostgresTransactionRunner: SQLTransactionRunner {
             guard !state.withLock(\.closed) else { throw StorageError(.unavailable, "the storage is closed") }
             do {
                 return try await withLeasedConnection { connection in
-                    try await self.runTransaction(
-                        on: connection, holdingMigrationLock: holdingMigrationLock, durability: durability, body)
+                    try await withTaskExecutorPreference(EventLoopTaskExecutor(eventLoop: connection.eventLoop)) {
+                        try await self.runTransaction(
+                            on: connection, holdingMigrationLock: holdingMigrationLock, durability: durability, body)
+                    }
                 }
             } catch let error as StorageError where error.isRetryable && attempt < Self.maximumAttempts {
                 // Another transaction won a conflict; back off a little, with jitter, and rerun.
@@ -143,7 +145,9 @@ final class PostgresTransactionRunner: SQLTransactionRunner {
         guard !state.withLock(\.closed) else { throw StorageError(.unavailable, "the storage is closed") }
         do {
             return try await withLeasedConnection { connection in
-                try await body(ConnectionLossAwareDatabase(connection: connection, queryLogLevel: .trace))
+                try await withTaskExecutorPreference(EventLoopTaskExecutor(eventLoop: connection.eventLoop)) {
+                    try await body(ConnectionLossAwareDatabase(connection: connection, queryLogLevel: .trace))
+                }
             }
         } catch {
             throw errors.translateIfDriverError(error)
