@@ -122,10 +122,8 @@ final class PostgresTransactionRunner: SQLTransactionRunner {
             guard !state.withLock(\.closed) else { throw StorageError(.unavailable, "the storage is closed") }
             do {
                 return try await withLeasedConnection { connection in
-                    try await withTaskExecutorPreference(EventLoopTaskExecutor(eventLoop: connection.eventLoop)) {
-                        try await self.runTransaction(
-                            on: connection, holdingMigrationLock: holdingMigrationLock, durability: durability, body)
-                    }
+                    try await self.runTransaction(
+                        on: connection, holdingMigrationLock: holdingMigrationLock, durability: durability, body)
                 }
             } catch let error as StorageError where error.isRetryable && attempt < Self.maximumAttempts {
                 // Another transaction won a conflict; back off a little, with jitter, and rerun.
@@ -145,9 +143,7 @@ final class PostgresTransactionRunner: SQLTransactionRunner {
         guard !state.withLock(\.closed) else { throw StorageError(.unavailable, "the storage is closed") }
         do {
             return try await withLeasedConnection { connection in
-                try await withTaskExecutorPreference(EventLoopTaskExecutor(eventLoop: connection.eventLoop)) {
-                    try await body(ConnectionLossAwareDatabase(connection: connection, queryLogLevel: .trace))
-                }
+                try await body(ConnectionLossAwareDatabase(connection: connection, queryLogLevel: .trace))
             }
         } catch {
             throw errors.translateIfDriverError(error)
@@ -213,7 +209,10 @@ final class PostgresTransactionRunner: SQLTransactionRunner {
                     group.addTask {
                         try await client.withConnection { connection in
                             leased.set()
-                            return try await work(connection)
+                            // On the connection's event loop, where its statements' results arrive.
+                            return try await withTaskExecutorPreference(
+                                EventLoopTaskExecutor(eventLoop: connection.eventLoop)
+                            ) { try await work(connection) }
                         }
                     }
                     group.addTask {
