@@ -4,6 +4,7 @@ import Foundation
 import Logging
 import NIOCore
 import StoreSimulator
+import Storekeeper
 import StorekeeperDemo
 import StorekeeperServer
 import StorekeeperStorage
@@ -29,6 +30,13 @@ import StorekeeperStorage
 //
 //     webhooks sqlite: ingest <B>/s without delivery, <W>/s with (<S>% slower); <E> events delivered at <D>/s
 //
+// With --backlog the notifications are not posted: they are verified by the server's own adapter and
+// stored in one transaction, as a backlog the server finds waiting (a store's redelivery after an
+// outage, a mass renewal extension), and the run times processing alone, for the first and the
+// second half of the backlog (a claim whose cost grew with the backlog made the first half slower):
+//
+//     backlog sqlite: <N> notifications processed at <P>/s (first half <A>/s, second half <B>/s); verifier alone: <M>/s
+//
 // On PostgreSQL each of the two deployments gets a fresh database on the server
 // STOREKEEPER_BENCH_POSTGRES_URL names (created, then dropped).
 
@@ -38,6 +46,7 @@ struct Arguments {
     var count = 5000
     var concurrency = 32
     var webhooks = false
+    var backlog = false
 
     init(_ arguments: [String]) throws {
         var rest = arguments[...]
@@ -54,14 +63,15 @@ struct Arguments {
             case "--count": count = try number()
             case "--concurrency": concurrency = try number()
             case "--webhooks": webhooks = true
+            case "--backlog": backlog = true
             default:
                 throw BenchmarkError(
-                    "usage: ingest-throughput [sqlite|postgres] [--instances N] [--count C] [--concurrency K] [--webhooks]"
+                    "usage: ingest-throughput [sqlite|postgres] [--instances N] [--count C] [--concurrency K] [--webhooks | --backlog]"
                 )
             }
         }
-        if webhooks && instances > 1 {
-            throw BenchmarkError("--webhooks runs one instance")
+        if (webhooks || backlog) && instances > 1 {
+            throw BenchmarkError("--webhooks and --backlog run one instance")
         }
         if storage == "sqlite" && instances > 1 {
             throw BenchmarkError("several instances share a PostgreSQL database; use postgres")
@@ -91,6 +101,16 @@ if arguments.webhooks {
     try await WebhookBenchmark(
         options: options, storageName: arguments.storage, count: count, concurrency: concurrency
     ).run()
+    exit(0)
+}
+if arguments.backlog {
+    let line = try await SimulatedDeployment.withRunning(options) { deployment in
+        try await IngestRun(
+            deployment: deployment, instanceURLs: [deployment.baseURL], count: count, concurrency: concurrency
+        )
+        .runBacklog()
+    }
+    print("backlog \(arguments.storage): \(line)")
     exit(0)
 }
 let result = try await SimulatedDeployment.withRunning(options) { deployment in
@@ -133,36 +153,11 @@ struct IngestRun {
     var customers = 1
 
     func run() async throws -> IngestResult {
-        let store = deployment.simulator.appStore
-        // Made by the simulator but not sent: the benchmark posts them itself.
-        try store.setNotificationURL(nil, bundleId: SimulatedDeployment.bundleID)
-        let prefix = "bench-\(UUID().uuidString.prefix(8))"
-        let api = CustomerAPI(baseURL: deployment.baseURL, apiKey: deployment.options.secretAPIKey)
-        var tokens: [(String, UUID)] = []
-        for index in 0..<max(customers, 1) {
-            let name = customers == 1 ? prefix : "\(prefix)-\(index)"
-            tokens.append((name, try await api.createCustomer(name)))
-        }
-        let customer = tokens[0].0
-        for index in 0..<count {
-            let (name, token) = tokens[index % tokens.count]
-            try store.purchase(customer: name, product: "coins.100", appAccountToken: token)
-        }
-        let payloads = store.notifications.suffix(count).map(\.signedPayload)
+        let (payloads, customer) = try await makePayloads()
         print(
             "\(deployment.storage.backendName), \(instanceURLs.count) instance(s): \(payloads.count) ONE_TIME_CHARGE "
                 + "notifications, \(concurrency) at a time")
-
-        // The verifier alone, as the server configures it.
-        let verifier = try SignedDataVerifier(
-            configuration: .init(
-                trustedRoots: try TrustedRoots(
-                    appleRootFiles: [], allowedRootFiles: [deployment.simulator.endpoints?.rootCertificatePath ?? ""]),
-                bundleId: SimulatedDeployment.bundleID, appAppleId: SimulatedDeployment.appAppleID,
-                environment: .sandbox))
-        let verifyStart = ContinuousClock.now
-        try await forEach(payloads) { payload in _ = try await verifier.verifyNotification(payload) }
-        let verifySeconds = seconds(ContinuousClock.now - verifyStart)
+        let verifySeconds = try await timeVerifier(payloads)
 
         // Ingest: POST each (200 = verified and durable), then wait until every one is processed.
         let urls = instanceURLs.map { $0 + "/v1/notifications/app-store" }
@@ -197,11 +192,7 @@ struct IngestRun {
             try await Task.sleep(for: .milliseconds(5))
         }
         let processedSeconds = seconds(ContinuousClock.now - ingestStart)
-        let view = try await api.customer(customer)
-        let expected = (count + tokens.count - 1) / tokens.count * 100
-        guard view.balances["coins"] == expected else {
-            throw BenchmarkError("expected \(expected) coins, found \(view.balances["coins"] ?? 0)")
-        }
+        try await checkBalance(of: customer)
         let sorted = latencies.sorted
         let result = IngestResult(
             ingestRate: Double(count) / processedSeconds, verifyRate: Double(count) / verifySeconds,
@@ -211,6 +202,90 @@ struct IngestRun {
                 + "processed after \(format(processedSeconds)) s; POST p50 \(format(result.p50)) ms; "
                 + "verifier alone \(format(verifySeconds)) s")
         return result
+    }
+
+    /// The simulator's App Store notifications of `count` consumable purchases, spread over
+    /// `customers` customers created through the API (the first one's name returned).
+    func makePayloads() async throws -> (payloads: [String], customer: String) {
+        let store = deployment.simulator.appStore
+        // Made by the simulator but not sent: the benchmark posts them itself.
+        try store.setNotificationURL(nil, bundleId: SimulatedDeployment.bundleID)
+        let prefix = "bench-\(UUID().uuidString.prefix(8))"
+        let api = CustomerAPI(baseURL: deployment.baseURL, apiKey: deployment.options.secretAPIKey)
+        var tokens: [(String, UUID)] = []
+        for index in 0..<max(customers, 1) {
+            let name = customers == 1 ? prefix : "\(prefix)-\(index)"
+            tokens.append((name, try await api.createCustomer(name)))
+        }
+        for index in 0..<count {
+            let (name, token) = tokens[index % tokens.count]
+            try store.purchase(customer: name, product: "coins.100", appAccountToken: token)
+        }
+        return (store.notifications.suffix(count).map(\.signedPayload), tokens[0].0)
+    }
+
+    /// Seconds the verifier alone, configured as the server configures it, takes for `payloads`,
+    /// `concurrency` at a time.
+    func timeVerifier(_ payloads: [String]) async throws -> Double {
+        let verifier = try SignedDataVerifier(
+            configuration: .init(
+                trustedRoots: try TrustedRoots(
+                    appleRootFiles: [], allowedRootFiles: [deployment.simulator.endpoints?.rootCertificatePath ?? ""]),
+                bundleId: SimulatedDeployment.bundleID, appAppleId: SimulatedDeployment.appAppleID,
+                environment: .sandbox))
+        let start = ContinuousClock.now
+        try await forEach(payloads) { payload in _ = try await verifier.verifyNotification(payload) }
+        return seconds(ContinuousClock.now - start)
+    }
+
+    /// Checks that the first customer holds the coins of every purchase made for it.
+    func checkBalance(of customer: String) async throws {
+        let api = CustomerAPI(baseURL: deployment.baseURL, apiKey: deployment.options.secretAPIKey)
+        let view = try await api.customer(customer)
+        let customerCount = max(customers, 1)
+        let expected = (count + customerCount - 1) / customerCount * 100
+        guard view.balances["coins"] == expected else {
+            throw BenchmarkError("expected \(expected) coins, found \(view.balances["coins"] ?? 0)")
+        }
+    }
+
+    /// Stores `count` notifications at once, verified by the server's App Store adapter, and times
+    /// their processing; returns the summary line's figures.
+    func runBacklog() async throws -> String {
+        let (payloads, customer) = try await makePayloads()
+        let verifySeconds = try await timeVerifier(payloads)
+        let adapter = deployment.application.stores(.appStore)
+        var stored: [InboxNotification] = []
+        for payload in payloads {
+            let delivery = WebhookDelivery(body: Data(#"{"signedPayload":"\#(payload)"}"#.utf8))
+            let accepted = try await adapter.accept(delivery)
+            stored.append(
+                InboxNotification(
+                    store: .appStore, dedupeKey: accepted.dedupeKey, body: delivery.body, verified: accepted.verified,
+                    receivedAt: deployment.application.inbox.clock.now()))
+        }
+        let storage = deployment.storage
+        try await storage.transaction { [stored] transaction in
+            for notification in stored { _ = try await transaction.insertNotification(notification) }
+        }
+        print("\(deployment.storage.backendName): \(count) ONE_TIME_CHARGE notifications stored at once, processing")
+        let start = ContinuousClock.now
+        var halfway: ContinuousClock.Instant?
+        while true {
+            let counts = try await storage.read { try await $0.unfinishedNotificationCounts() }
+            let left = (counts[.pending] ?? 0) + (counts[.failed] ?? 0)
+            if halfway == nil && left <= count / 2 { halfway = ContinuousClock.now }
+            if left == 0 { break }
+            try await Task.sleep(for: .milliseconds(5))
+        }
+        let end = ContinuousClock.now
+        try await checkBalance(of: customer)
+        let half = Double(count / 2)
+        let first = half / seconds((halfway ?? end) - start)
+        let second = (Double(count) - half) / seconds(end - (halfway ?? start))
+        return "\(count) notifications processed at \(Int(Double(count) / seconds(end - start)))/s "
+            + "(first half \(Int(first))/s, second half \(Int(second))/s); "
+            + "verifier alone: \(Int(Double(count) / verifySeconds))/s"
     }
 
     /// Runs `body` on every payload, `concurrency` at a time.

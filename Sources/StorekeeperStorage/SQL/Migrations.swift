@@ -23,7 +23,7 @@ extension Migration {
     static let all: [Migration] = [
         initialSchema, refreshTracking, appsAndEnvironments, jobLeases, quotaAdmissions, scaleIndexes, verifiedInbox,
         refundDecisions, events, consoleActions, appTransactions, overviewRollup, webhookEndpoints,
-        runningBalances,
+        runningBalances, claimsInDueOrder,
     ]
 
     /// The version a fully migrated database reports.
@@ -777,4 +777,26 @@ extension Migration {
         )\(options)
         """
     }
+
+    /// Claims take the first due rows in due order straight from an index holding that order. The
+    /// inbox's claim read, and sorted, every due notification for each batch (through each row's
+    /// payload on SQLite, whose columns after it sit in overflow pages): processing slowed as a
+    /// backlog grew, just when a store redelivers tens of thousands after an outage. The indexes are
+    /// partial, over what is still to do, so building them reads the unfinished rows only.
+    static let claimsInDueOrder = Migration(
+        version: 15, name: "claims in due order",
+        sqlite: dueInOrderIndexes, postgresql: dueInOrderIndexes)
+
+    private static let dueInOrderIndexes = [
+        """
+        CREATE INDEX inbox_due_in_order ON inbox (next_attempt_at, store, dedupe_key)
+        WHERE status IN ('pending', 'failed')
+        """,
+        "DROP INDEX inbox_due",
+        """
+        CREATE INDEX refund_requests_due_in_order ON refund_requests (next_attempt_at, store, id)
+        WHERE status = 'pending'
+        """,
+        "DROP INDEX refund_requests_due",
+    ]
 }

@@ -24,6 +24,16 @@ enum SQLFlavor: String, Sendable {
         }
     }
 
+    /// Makes SQLite read a table through `index`. Without statistics its planner prefers an
+    /// equality on another index's first column and sorts what that gives; a claim must read its
+    /// rows in the order its index holds, whatever is due. PostgreSQL plans from its statistics.
+    func indexedBy(_ index: String) -> String {
+        switch self {
+        case .sqlite: " INDEXED BY \(index)"
+        case .postgresql: ""
+        }
+    }
+
     /// The condition of the partial index `purchases_awaiting_acknowledgement` as each backend's
     /// index was created with it: SQLite uses a partial index only for a query that repeats its
     /// condition (`= 1`, not `= TRUE`).

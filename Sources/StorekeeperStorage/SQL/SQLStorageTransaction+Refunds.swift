@@ -147,7 +147,8 @@ extension SQLStorageTransaction {
         guard limit > 0 else { return [] }
         let leasedUntil = StoredTime.milliseconds(now.addingTimeInterval(max(lease, 0)))
         let claimed = try await claim(
-            from: "refund_requests", key: "id", due: "status = 'pending'", now: StoredTime.milliseconds(now),
+            from: "refund_requests", through: "refund_requests_due_in_order", key: "id", due: "status = 'pending'",
+            now: StoredTime.milliseconds(now),
             orderBy: "next_attempt_at, store, id", limit: limit, leasedUntil: leasedUntil,
             returning: Self.refundRequestColumns
         ).map(refundRequest(from:))

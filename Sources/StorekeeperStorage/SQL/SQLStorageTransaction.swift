@@ -546,8 +546,9 @@ struct SQLStorageTransaction: StorageTransaction {
         let nowMilliseconds = StoredTime.milliseconds(now)
         let leasedUntil = StoredTime.milliseconds(now.addingTimeInterval(max(lease, 0)))
         let claimed = try await claim(
-            from: "inbox", key: "dedupe_key", due: "status IN ('pending', 'failed')", now: nowMilliseconds,
-            orderBy: "received_at, store, dedupe_key", limit: limit, leasedUntil: leasedUntil,
+            from: "inbox", through: "inbox_due_in_order", key: "dedupe_key", due: "status IN ('pending', 'failed')",
+            now: nowMilliseconds,
+            orderBy: "next_attempt_at, store, dedupe_key", limit: limit, leasedUntil: leasedUntil,
             returning: Self.inboxColumns
         ).map(notification(from:))
         // RETURNING has no defined order.
@@ -557,17 +558,20 @@ struct SQLStorageTransaction: StorageTransaction {
     }
 
     /// Claims the rows of `table` (keyed by `store` and `key`) that are `due` and whose
-    /// `next_attempt_at` has come, at most `limit` in `orderBy` order, by moving their next attempt
+    /// `next_attempt_at` has come, at most `limit` in `orderBy` order (the order of `index`, a
+    /// partial index over the `due` rows, so a claim reads only what it takes), by moving their next attempt
     /// past a lease — in one statement; on PostgreSQL rows another worker has locked are skipped,
     /// so concurrent claims are disjoint. The inbox and the refund request outbox are claimed so.
     func claim(
-        from table: String, key: String, due: String, now: Int64, orderBy: String, limit: Int, leasedUntil: Int64,
+        from table: String, through index: String, key: String, due: String, now: Int64, orderBy: String, limit: Int,
+        leasedUntil: Int64,
         returning columns: String
     ) async throws -> [any SQLRow] {
         try await rows(
             """
             WITH due AS MATERIALIZED (
-                SELECT store AS due_store, \(unsafeRaw: key) AS due_key FROM \(unsafeRaw: table)
+                SELECT store AS due_store, \(unsafeRaw: key) AS due_key
+                FROM \(unsafeRaw: table)\(unsafeRaw: flavor.indexedBy(index))
                 WHERE \(unsafeRaw: due) AND next_attempt_at <= \(bind: now)
                 ORDER BY \(unsafeRaw: orderBy)
                 LIMIT \(bind: limit)\(unsafeRaw: flavor.lockSkippingLocked)
