@@ -34,6 +34,44 @@ import Testing
         #expect(order.names == ["u1", "u2", "u3", "u4", "b1", "u5", "u6", "b2"])
     }
 
+    /// The writer's commits leave checkpoints to a connection of their own, and the WAL stays
+    /// bounded all the same: once copied back it starts over from its beginning.
+    @Test func theWALIsCheckpointedBesideTheWriterAndStaysBounded() async throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("checkpoints-\(UUID())")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let path = directory.appendingPathComponent("storekeeper.sqlite").path
+        let storage = try await SQLiteStorage(path: path)
+        let checkpointer = try #require(storage.checkpointer)
+        try await storage.transaction { transaction async throws in
+            let database = try #require(transaction as? SQLStorageTransaction).database
+            try await database.raw("CREATE TABLE pages (b BLOB NOT NULL)").run()
+        }
+        // About a page per row: 15,000 pages in all, past the size at which the writer would
+        // checkpoint inline (8,000) had the WAL never started over.
+        let (commits, rowsPerCommit) = (150, 100)
+        for _ in 0..<commits {
+            try await storage.transaction(durability: .deferred) { transaction async throws in
+                let database = try #require(transaction as? SQLStorageTransaction).database
+                for _ in 0..<rowsPerCommit {
+                    try await database.raw("INSERT INTO pages VALUES (randomblob(4000))").run()
+                }
+            }
+        }
+        #expect(checkpointer.completedCheckpoints >= 5, "\(checkpointer.completedCheckpoints) checkpoints")
+        let walBytes = try #require(
+            try FileManager.default.attributesOfItem(atPath: path + "-wal")[.size] as? Int)
+        let frameBytes = 4096 + 24
+        let bound = (SQLiteCheckpointer.inlineFrames + 2 * rowsPerCommit) * frameBytes
+        #expect(walBytes <= bound, "the WAL grew to \(walBytes / frameBytes) frames")
+        let count = try await storage.read { transaction async throws in
+            let database = try #require(transaction as? SQLStorageTransaction).database
+            return try await database.raw("SELECT COUNT(*) AS n FROM pages").first()?.decode(column: "n", as: Int.self)
+        }
+        #expect(count == commits * rowsPerCommit)
+        try await storage.close()
+    }
+
     @Test func valuesRoundTripAndCachedStatementsRebindEveryParameter() async throws {
         let handle = try SQLiteHandle(path: ":memory:")
         defer { try? handle.close() }

@@ -19,6 +19,8 @@ final class SQLiteHandle: @unchecked Sendable {
     /// Statements built for one query each (such as multi-row inserts) would grow the cache
     /// without bound; past this many it is emptied.
     private static let cacheLimit = 256
+    /// Kept alive while SQLite holds a pointer to it (``onCommit(_:)``).
+    private var commitHook: CommitHook?
 
     /// Opens (creating if needed) the database at `path`; `:memory:` is a private in-memory database.
     init(path: String) throws {
@@ -58,13 +60,55 @@ final class SQLiteHandle: @unchecked Sendable {
         }
     }
 
+    // MARK: The WAL
+
+    /// Calls `body` after each commit on this connection, on the committing thread, with the
+    /// number of frames the WAL now holds. A connection has one WAL hook: this one replaces
+    /// SQLite's automatic checkpoint, so `body` decides when the WAL is copied back.
+    func onCommit(_ body: @escaping @Sendable (_ walFrames: Int, _ checkpointInline: () -> Void) -> Void) {
+        guard let raw else { return }
+        let hook = CommitHook(body)
+        commitHook = hook
+        sqlite_nio_sqlite3_wal_hook(
+            raw,
+            { context, database, name, frames in
+                guard let context else { return SQLITE_OK }
+                let hook = Unmanaged<CommitHook>.fromOpaque(context).takeUnretainedValue()
+                hook.body(Int(frames)) {
+                    // What SQLite's own hook does: a passive checkpoint, inside the commit. Busy
+                    // (another connection is checkpointing) is fine: a later commit tries again.
+                    _ = sqlite_nio_sqlite3_wal_checkpoint_v2(database, name, SQLITE_CHECKPOINT_PASSIVE, nil, nil)
+                }
+                return SQLITE_OK
+            }, Unmanaged.passUnretained(hook).toOpaque())
+    }
+
+    /// Copies what the WAL holds back into the database file as far as no reader still needs it
+    /// (`SQLITE_CHECKPOINT_PASSIVE`: it waits for no one and no one waits for it). Returns whether
+    /// it ran (false: another connection was checkpointing).
+    @discardableResult
+    func checkpoint() throws -> Bool {
+        guard let raw else { throw SQLiteCallError(code: SQLITE_MISUSE, message: "the connection is closed") }
+        let result = sqlite_nio_sqlite3_wal_checkpoint_v2(raw, nil, SQLITE_CHECKPOINT_PASSIVE, nil, nil)
+        if result & 0xff == SQLITE_BUSY { return false }
+        guard result == SQLITE_OK else { throw SQLiteCallError(code: result, handle: raw, doing: "checkpoint") }
+        return true
+    }
+
+    private final class CommitHook: Sendable {
+        let body: @Sendable (Int, () -> Void) -> Void
+        init(_ body: @escaping @Sendable (Int, () -> Void) -> Void) { self.body = body }
+    }
+
     /// Finalizes every statement and closes the connection (idempotent).
     func close() throws {
         guard let raw else { return }
         for statement in cache.values { sqlite_nio_sqlite3_finalize(statement.pointer) }
         cache = [:]
+        if commitHook != nil { sqlite_nio_sqlite3_wal_hook(raw, nil, nil) }
         let result = sqlite_nio_sqlite3_close_v2(raw)
         self.raw = nil
+        commitHook = nil
         guard result == SQLITE_OK else { throw SQLiteCallError(code: result, message: "close failed") }
     }
 

@@ -1,0 +1,115 @@
+import Logging
+import NIOPosix
+import Synchronization
+
+/// Copies the writer's WAL back into the database file on a connection and thread of its own.
+///
+/// SQLite checkpoints inside the commit that finds the WAL past 1,000 pages, on the committing
+/// connection: with one writer, that is the writer's thread, busy copying pages and waiting for
+/// two flushes while webhooks and processing queue behind it (about a sixth of the writer's time
+/// in the backlog profile, Benchmarks/README.md). Here the writer's commits only say how large the
+/// WAL has grown; every 1,000 pages this connection checkpoints passively (it waits for no one and
+/// no one waits for it) on another core. A passive checkpoint cannot restart a WAL that is written
+/// while it copies, so past ``inlineFrames`` the writer checkpoints itself too, as SQLite would:
+/// that copies the little left and lets the next commit start the WAL from its beginning.
+final class SQLiteCheckpointer: Sendable {
+    /// Pages written since the last request before another checkpoint is asked for (SQLite's own
+    /// automatic checkpoint threshold).
+    static let framesPerCheckpoint = 1000
+    /// The WAL size at which the writer checkpoints inside its commit (bounding the WAL at about
+    /// 32 MiB of 4 KiB pages whatever happens here).
+    static let inlineFrames = 8000
+
+    private struct State {
+        /// The WAL's size when a checkpoint was last asked for.
+        var requestedAt = 0
+        var running = false
+        var requestedAgain = false
+        var closed = false
+        var completed = 0
+    }
+
+    private let handle: SQLiteHandle
+    private let threadPool: NIOThreadPool
+    private let state = Mutex(State())
+    private let logger: Logger
+
+    private init(handle: SQLiteHandle, threadPool: NIOThreadPool, logger: Logger) {
+        self.handle = handle
+        self.threadPool = threadPool
+        self.logger = logger
+    }
+
+    /// Opens a connection to the database at `path` (in WAL mode already) on a thread of its own.
+    static func open(path: String, errors: StorageErrorTranslator, logger: Logger) async throws -> SQLiteCheckpointer {
+        let threadPool = NIOThreadPool(numberOfThreads: 1)
+        threadPool.start()
+        do {
+            let handle = try await threadPool.runIfActive { try SQLiteHandle(path: path) }
+            return SQLiteCheckpointer(handle: handle, threadPool: threadPool, logger: logger)
+        } catch {
+            try? await threadPool.shutdownGracefully()
+            throw StorageError(.unavailable, "cannot open SQLite database at \(path): \(errors.translate(error))")
+        }
+    }
+
+    /// Checkpoints that ran to the end (for tests).
+    var completedCheckpoints: Int { state.withLock { $0.completed } }
+
+    /// Told by the writer after each commit (on its thread) how many frames the WAL holds; asks for
+    /// a checkpoint every ``framesPerCheckpoint`` and runs `checkpointInline` past ``inlineFrames``.
+    func writerCommitted(walFrames: Int, checkpointInline: () -> Void) {
+        let startsRunning = state.withLock { state -> Bool in
+            // Fewer frames than last time: the WAL started again from its beginning.
+            if walFrames < state.requestedAt { state.requestedAt = 0 }
+            guard !state.closed, walFrames - state.requestedAt >= Self.framesPerCheckpoint else { return false }
+            state.requestedAt = walFrames
+            guard !state.running else {
+                state.requestedAgain = true
+                return false
+            }
+            state.running = true
+            return true
+        }
+        if startsRunning { threadPool.submit { [self] _ in checkpointUntilNoneRequested() } }
+        if walFrames >= Self.inlineFrames { checkpointInline() }
+    }
+
+    /// Runs on the checkpointer's thread.
+    private func checkpointUntilNoneRequested() {
+        while true {
+            do {
+                if try handle.checkpoint() { state.withLock { $0.completed += 1 } }
+            } catch {
+                // The writer's inline checkpoint still bounds the WAL.
+                logger.warning("SQLite checkpoint failed", metadata: ["error": "\(error)"])
+            }
+            let again = state.withLock { state -> Bool in
+                guard state.requestedAgain, !state.closed else {
+                    state.running = false
+                    return false
+                }
+                state.requestedAgain = false
+                return true
+            }
+            guard again else { return }
+        }
+    }
+
+    deinit {
+        // Dropped without close(): nothing can request a checkpoint any more.
+        if !state.withLock({ $0.closed }) {
+            try? handle.close()
+            threadPool.shutdownGracefully { _ in }
+        }
+    }
+
+    /// Waits for a running checkpoint, then closes the connection.
+    func close() async throws {
+        state.withLock { $0.closed = true }
+        let handle = self.handle
+        // Submitted after any running checkpoint on the same single thread, so it waits for it.
+        try await threadPool.runIfActive { try handle.close() }
+        try await threadPool.shutdownGracefully()
+    }
+}
