@@ -40,12 +40,30 @@ final class SQLiteCheckpointer: Sendable {
         self.logger = logger
     }
 
-    /// Opens a connection to the database at `path` (in WAL mode already) on a thread of its own.
-    static func open(path: String, errors: StorageErrorTranslator, logger: Logger) async throws -> SQLiteCheckpointer {
+    /// Opens a connection to the database at `path` on a thread of its own; nil if the file is
+    /// not in WAL mode (then the writer's commits write the database itself).
+    static func open(path: String, errors: StorageErrorTranslator, logger: Logger) async throws
+        -> SQLiteCheckpointer?
+    {
         let threadPool = NIOThreadPool(numberOfThreads: 1)
         threadPool.start()
         do {
-            let handle = try await threadPool.runIfActive { try SQLiteHandle(path: path) }
+            let handle = try await threadPool.runIfActive { () throws -> SQLiteHandle? in
+                let handle = try SQLiteHandle(path: path)
+                // Reading the mode opens the WAL on this connection: one that never read the file
+                // has no WAL open, and its checkpoints copy nothing.
+                var mode: String?
+                try handle.execute("PRAGMA journal_mode", []) { row in mode = row.value("journal_mode")?.string }
+                guard mode?.lowercased() == "wal" else {
+                    try handle.close()
+                    return nil
+                }
+                return handle
+            }
+            guard let handle else {
+                try await threadPool.shutdownGracefully()
+                return nil
+            }
             return SQLiteCheckpointer(handle: handle, threadPool: threadPool, logger: logger)
         } catch {
             try? await threadPool.shutdownGracefully()
@@ -53,7 +71,7 @@ final class SQLiteCheckpointer: Sendable {
         }
     }
 
-    /// Checkpoints that ran to the end (for tests).
+    /// Checkpoints that found frames of the WAL in the database file (for tests).
     var completedCheckpoints: Int { state.withLock { $0.completed } }
 
     /// Told by the writer after each commit (on its thread) how many frames the WAL holds; asks for
@@ -79,7 +97,7 @@ final class SQLiteCheckpointer: Sendable {
     private func checkpointUntilNoneRequested() {
         while true {
             do {
-                if try handle.checkpoint() { state.withLock { $0.completed += 1 } }
+                if let copied = try handle.checkpoint(), copied > 0 { state.withLock { $0.completed += 1 } }
             } catch {
                 // The writer's inline checkpoint still bounds the WAL.
                 logger.warning("SQLite checkpoint failed", metadata: ["error": "\(error)"])

@@ -84,15 +84,16 @@ final class SQLiteHandle: @unchecked Sendable {
     }
 
     /// Copies what the WAL holds back into the database file as far as no reader still needs it
-    /// (`SQLITE_CHECKPOINT_PASSIVE`: it waits for no one and no one waits for it). Returns whether
-    /// it ran (false: another connection was checkpointing).
-    @discardableResult
-    func checkpoint() throws -> Bool {
+    /// (`SQLITE_CHECKPOINT_PASSIVE`: it waits for no one and no one waits for it). Returns how many
+    /// of the WAL's frames are now in the database file (-1 if this connection has no WAL open),
+    /// or nil if another connection was checkpointing.
+    func checkpoint() throws -> Int? {
         guard let raw else { throw SQLiteCallError(code: SQLITE_MISUSE, message: "the connection is closed") }
-        let result = sqlite_nio_sqlite3_wal_checkpoint_v2(raw, nil, SQLITE_CHECKPOINT_PASSIVE, nil, nil)
-        if result & 0xff == SQLITE_BUSY { return false }
+        var (frames, copied): (Int32, Int32) = (0, 0)
+        let result = sqlite_nio_sqlite3_wal_checkpoint_v2(raw, nil, SQLITE_CHECKPOINT_PASSIVE, &frames, &copied)
+        if result & 0xff == SQLITE_BUSY { return nil }
         guard result == SQLITE_OK else { throw SQLiteCallError(code: result, handle: raw, doing: "checkpoint") }
-        return true
+        return Int(copied)
     }
 
     private final class CommitHook: Sendable {

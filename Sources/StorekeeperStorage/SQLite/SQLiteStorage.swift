@@ -41,16 +41,10 @@ public final class SQLiteStorage: Storage {
             path == ":memory:"
             ? nil : try await SQLiteTransactionRunner.open(path: path, role: .reader, errors: errors, logger: logger)
         let writer: SQLiteTransactionRunner
-        var checkpointer: SQLiteCheckpointer?
         do {
-            // Likewise only a file's WAL has anything to checkpoint.
-            if path != ":memory:" {
-                checkpointer = try await SQLiteCheckpointer.open(path: path, errors: errors, logger: logger)
-            }
             writer = try await SQLiteTransactionRunner.open(
-                path: path, role: .writer, reader: reader, checkpointer: checkpointer, errors: errors, logger: logger)
+                path: path, role: .writer, reader: reader, errors: errors, logger: logger)
         } catch {
-            try? await checkpointer?.close()
             try? await reader?.close()
             throw error
         }
@@ -113,8 +107,9 @@ final class SQLiteTransactionRunner: SQLTransactionRunner {
     private let gate = TransactionGate()
     /// The writer's reader; nil for `:memory:` and for a reader.
     private let reader: SQLiteTransactionRunner?
-    /// Checkpoints the writer's WAL; nil for `:memory:` and for a reader.
-    let checkpointer: SQLiteCheckpointer?
+    /// Checkpoints the writer's WAL; nil for `:memory:` and for a reader (set once, by `open`).
+    private let checkpointerBox = Mutex<SQLiteCheckpointer?>(nil)
+    var checkpointer: SQLiteCheckpointer? { checkpointerBox.withLock { $0 } }
     private let logger: Logger
     /// The connection's `synchronous` setting now (changed only while the gate is held).
     private let synchronous = Mutex(CommitDurability.flushed)
@@ -127,8 +122,8 @@ final class SQLiteTransactionRunner: SQLTransactionRunner {
 
     /// Opens a connection to the database at `path` on a thread of its own, set up for `role`.
     static func open(
-        path: String, role: Role, reader: SQLiteTransactionRunner? = nil, checkpointer: SQLiteCheckpointer? = nil,
-        errors: StorageErrorTranslator, logger: Logger
+        path: String, role: Role, reader: SQLiteTransactionRunner? = nil, errors: StorageErrorTranslator,
+        logger: Logger
     ) async throws -> SQLiteTransactionRunner {
         // A thread of its own: SQLite blocks its thread while it waits for another connection's
         // write lock or for a flush, and on a shared pool such waits could starve everything else.
@@ -142,10 +137,22 @@ final class SQLiteTransactionRunner: SQLTransactionRunner {
             throw StorageError(.unavailable, "cannot open SQLite database at \(path): \(errors.translate(error))")
         }
         let runner = SQLiteTransactionRunner(
-            handle: handle, threadPool: threadPool, role: role, reader: reader, checkpointer: checkpointer,
-            errors: errors, logger: logger)
+            handle: handle, threadPool: threadPool, role: role, reader: reader, errors: errors, logger: logger)
         do {
             try await withTaskExecutorPreference(runner.executor) { try await runner.configure(path: path) }
+            // Only a file's WAL has anything to checkpoint; opened once the writer has put the file
+            // in WAL mode (a connection that found no WAL would checkpoint nothing).
+            if role == .writer, path != ":memory:",
+                let checkpointer = try await SQLiteCheckpointer.open(path: path, errors: errors, logger: logger)
+            {
+                runner.checkpointerBox.withLock { $0 = checkpointer }
+                // On the connection's thread, as every use of it; no transaction runs before open returns.
+                try await threadPool.runIfActive {
+                    handle.onCommit { frames, checkpointInline in
+                        checkpointer.writerCommitted(walFrames: frames, checkpointInline: checkpointInline)
+                    }
+                }
+            }
         } catch {
             try? await runner.close()
             throw error
@@ -155,10 +162,9 @@ final class SQLiteTransactionRunner: SQLTransactionRunner {
 
     private init(
         handle: SQLiteHandle, threadPool: NIOThreadPool, role: Role, reader: SQLiteTransactionRunner?,
-        checkpointer: SQLiteCheckpointer?, errors: StorageErrorTranslator, logger: Logger
+        errors: StorageErrorTranslator, logger: Logger
     ) {
         self.role = role
-        self.checkpointer = checkpointer
         self.reader = reader
         self.handle = handle
         self.threadPool = threadPool
@@ -191,11 +197,6 @@ final class SQLiteTransactionRunner: SQLTransactionRunner {
                     metadata: ["path": "\(path)", "journal_mode": "\(mode ?? "?")"])
             }
             try await database.raw("PRAGMA synchronous = FULL").run()
-            if let checkpointer {
-                handle.onCommit { frames, checkpointInline in
-                    checkpointer.writerCommitted(walFrames: frames, checkpointInline: checkpointInline)
-                }
-            }
             // SQLite's default page cache is 2 MB: beyond it every page a statement touches is a
             // pread and a copy from the OS cache, which the ingest profile showed as ~15% of the
             // CPU. 64 MiB keeps the inbox's and purchases' hot pages in the process.
