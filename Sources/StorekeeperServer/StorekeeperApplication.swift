@@ -99,7 +99,8 @@ public final class StorekeeperApplication: Sendable {
         let inbox = NotificationInbox(
             storage: storage, recorder: recorder, stores: stores, settler: settler, settings: configuration.processing,
             clock: clock, logger: logger, activity: ingestActivity,
-            onProcessed: { store, outcome in metrics.notificationProcessed(store: store, result: outcome) }
+            onProcessed: { store, outcome in metrics.notificationProcessed(store: store, result: outcome) },
+            onBatchSplit: { metrics.processingBatchSplit() }
         )
         self.inbox = inbox
         let worker = NotificationWorker(inbox: inbox, interval: configuration.processing.pollInterval, logger: logger)

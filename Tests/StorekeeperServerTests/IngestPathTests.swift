@@ -157,6 +157,68 @@ import Testing
     }
 }
 
+extension IngestPathTests {
+    /// Two workers' batches credit the same customers, one batch in the opposite order of the
+    /// other. Each credit locks its customer's running balance until the commit: applied in the
+    /// order they came, the two batches deadlocked on PostgreSQL (one was rolled back after a
+    /// second and its notifications retried later). Applied in one lock order, the later batch
+    /// waits for the earlier one, and both commit.
+    @Test(arguments: ServerBackend.available) func batchesCreditingTheSameCustomersInOppositeOrdersBothCommit(
+        _ backend: ServerBackend
+    ) async throws {
+        try await ServerHarness.run(on: backend, processing: Self.processing) { h in
+            let store = h.simulator.appStore
+            try store.setNotificationURL(nil, bundleId: ServerHarness.bundleID)
+            var tokens: [String: UUID] = [:]
+            for index in 0..<6 { tokens["lock-\(index)"] = try await h.createCustomer("lock-\(index)") }
+            let inbox = h.application.inbox
+            let adapter = h.application.stores(.appStore)
+            let rounds = 4
+            for _ in 0..<rounds {
+                // Two purchases per customer, stored (not processed) through the inbox.
+                for (customer, token) in tokens {
+                    for _ in 0..<2 {
+                        try store.purchase(customer: customer, product: "coins.100", appAccountToken: token)
+                        guard let sent = store.notifications.last else { throw IngestTestError("no notification") }
+                        _ = try await inbox.receive(.appStore, WebhookDelivery(body: Self.body(sent.signedPayload)))
+                    }
+                }
+                let pending = try await h.storage.read { try await $0.notifications(status: .pending, limit: 100) }
+                var byCustomer: [String: [NotificationInbox.Interpreted]] = [:]
+                for item in pending {
+                    let change = try await adapter.interpret(item)
+                    guard case .purchase(let fact, _)? = change.observations.first, let hint = fact.accountHint else {
+                        throw IngestTestError("no account token in \(item.dedupeKey)")
+                    }
+                    byCustomer[hint.lowercased(), default: []].append((item, change))
+                }
+                let hints = byCustomer.keys.sorted()
+                #expect(hints.count == 6 && byCustomer.values.allSatisfy { $0.count == 2 })
+                let forward = hints.compactMap { byCustomer[$0]?.first }
+                let backward = hints.reversed().compactMap { byCustomer[$0]?.last }
+                let now = inbox.clock.now()
+                async let first = inbox.apply(forward, at: now)
+                async let second = inbox.apply(backward, at: now)
+                let outcomes = try await first + second
+                #expect(outcomes.count == 12)
+                for outcome in outcomes {
+                    if case .failure(let failure) = outcome { Issue.record("a notification failed: \(failure)") }
+                }
+            }
+            for customer in tokens.keys {
+                #expect(try await h.balances(customer)["coins"] == rounds * 2 * 100, "\(customer)")
+            }
+            let counts = try await h.storage.read { try await $0.notificationCounts() }
+            #expect(counts[.processed] == rounds * 12 && counts[.pending] == 0 && counts[.failed] == 0)
+            // Every batch committed at its first attempt: none was rolled back in a deadlock
+            // and rerun (by the storage) or applied again one notification at a time.
+            #expect((h.storage as? PostgresStorage)?.transactionsRerun ?? 0 == 0)
+            let metrics = try await h.text("/metrics")
+            #expect(!metrics.contains("storekeeper_processing_batches_split_total"), "\(metrics)")
+        }
+    }
+}
+
 struct IngestTestError: Error, CustomStringConvertible {
     var description: String
     init(_ description: String) { self.description = description }

@@ -112,7 +112,8 @@ if arguments.webhooks {
 if arguments.backlog {
     let line = try await SimulatedDeployment.withRunning(options) { deployment in
         try await IngestRun(
-            deployment: deployment, instanceURLs: [deployment.baseURL], count: count, concurrency: concurrency
+            deployment: deployment, instanceURLs: [deployment.baseURL], count: count, concurrency: concurrency,
+            customers: arguments.customers
         )
         .runBacklog()
     }

@@ -42,6 +42,11 @@ final class ServerMetrics: Sendable {
         ).increment()
     }
 
+    /// A processing batch failed as a whole and was applied notification by notification.
+    func processingBatchSplit() {
+        Counter(label: "storekeeper_processing_batches_split_total", factory: factory).increment()
+    }
+
     /// What a catch-up run recovered, by kind.
     func caughtUp(_ report: CatchUpReport) {
         for kind in CatchUpKind.allCases where report[kind] > 0 {

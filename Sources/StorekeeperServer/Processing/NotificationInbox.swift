@@ -20,14 +20,19 @@ public struct NotificationInbox: Sendable {
     public let activity: IngestActivity
     /// Told of every processing attempt's outcome (for metrics).
     let onProcessed: @Sendable (_ store: Store, _ outcome: ProcessingOutcome) -> Void
+    /// Told when a batch failed as a whole and was applied notification by notification (for
+    /// metrics: a notification that cannot be applied, or a conflict with another worker).
+    let onBatchSplit: @Sendable () -> Void
     /// Stores received notifications, those arriving together in one transaction.
     private let inserts: GroupCommitter<InboxNotification, Bool>
 
     public init(
         storage: any Storage, recorder: PurchaseRecorder, stores: StoreAdapters, settler: PurchaseSettler,
         settings: ProcessingSettings, clock: any WallClock, logger: Logger, activity: IngestActivity = IngestActivity(),
-        onProcessed: @escaping @Sendable (_ store: Store, _ outcome: ProcessingOutcome) -> Void = { _, _ in }
+        onProcessed: @escaping @Sendable (_ store: Store, _ outcome: ProcessingOutcome) -> Void = { _, _ in },
+        onBatchSplit: @escaping @Sendable () -> Void = {}
     ) {
+        self.onBatchSplit = onBatchSplit
         self.activity = activity
         self.storage = storage
         self.recorder = recorder
@@ -137,16 +142,34 @@ public struct NotificationInbox: Sendable {
     /// nothing fails, and a savepoint would cost two more statements per notification; if one
     /// fails, the batch is rolled back and applied again with each notification in a savepoint of
     /// its own, so that only the failing one fails.
+    ///
+    /// The batch is applied in lock order (``NotificationChange/lockOrder``), the same on every
+    /// worker and instance: a credit locks its customer's running balance until the commit, and
+    /// two batches crediting the same customers in opposite orders deadlocked on PostgreSQL (one
+    /// rolled back after a second's wait, and was retried later). In one order, the later batch
+    /// waits for the earlier one instead.
     func apply(_ changes: [Interpreted], at now: Date) async throws -> [Result<[Purchase], ApplyFailure>] {
+        let order = changes.indices.sorted { changes[$0].change.lockOrder < changes[$1].change.lockOrder }
+        let ordered = order.map { changes[$0] }
+        let outcomes: [Result<[Purchase], ApplyFailure>]
         do {
-            return try await applyInOneTransaction(changes, at: now, isolatingEach: false)
+            outcomes = try await applyInOneTransaction(ordered, at: now, isolatingEach: false)
         } catch {
             guard changes.count > 1 else { throw error }
+            onBatchSplit()
             logger.debug(
                 "a batch failed as a whole; applying its notifications one by one",
                 metadata: ["notifications": "\(changes.count)", "error": "\(error)"])
+            return Self.inInputOrder(try await applyInOneTransaction(ordered, at: now, isolatingEach: true), order)
         }
-        return try await applyInOneTransaction(changes, at: now, isolatingEach: true)
+        return Self.inInputOrder(outcomes, order)
+    }
+
+    /// `outcomes`, one per change in `order` (indices into the input), put back in input order.
+    private static func inInputOrder<Outcome>(_ outcomes: [Outcome], _ order: [Int]) -> [Outcome] {
+        var placed: [Outcome?] = Array(repeating: nil, count: outcomes.count)
+        for (outcome, index) in zip(outcomes, order) { placed[index] = outcome }
+        return placed.compactMap { $0 }
     }
 
     /// Records every change and marks those done processed, in one transaction. Isolating each
@@ -242,6 +265,36 @@ public struct NotificationInbox: Sendable {
 public enum ProcessingOutcome: String, Sendable, Hashable, CaseIterable {
     case processed
     case failed
+}
+
+extension NotificationChange {
+    /// Where applying this change comes in a batch: by the customer whose balance it may credit
+    /// (its account hint; the hint names one customer), then by purchase. A change without a hint
+    /// (a customer found through an app transaction, or none) comes first, by purchase; two such
+    /// changes for different customers in opposite orders could still wait on each other, which
+    /// PostgreSQL resolves by rolling one back (it is retried later).
+    var lockOrder: LockOrder {
+        switch observations.first {
+        case .purchase(let fact, _)?:
+            LockOrder(customerHint: AccountHint.normalized(fact.accountHint) ?? "", purchase: fact.key)
+        case .billingEvent(_, let key)?: LockOrder(customerHint: "", purchase: key)
+        case nil: LockOrder(customerHint: "", purchase: nil)
+        }
+    }
+
+    struct LockOrder: Comparable {
+        var customerHint: String
+        var purchase: PurchaseKey?
+
+        static func < (lhs: Self, rhs: Self) -> Bool {
+            if lhs.customerHint != rhs.customerHint { return lhs.customerHint < rhs.customerHint }
+            switch (lhs.purchase, rhs.purchase) {
+            case (let left?, let right?): return left < right
+            case (nil, .some): return true
+            default: return false
+            }
+        }
+    }
 }
 
 extension InboxNotification {

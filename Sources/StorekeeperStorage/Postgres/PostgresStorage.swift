@@ -65,6 +65,11 @@ public final class PostgresStorage: Storage {
         try await core.read(body)
     }
 
+    /// Transactions rerun since this storage was created because PostgreSQL rolled them back in a
+    /// conflict (a deadlock or serialization failure): each cost its work and a wait (a deadlock is
+    /// found after `deadlock_timeout`, a second by default).
+    public var transactionsRerun: Int { core.runner.transactionsRerun }
+
     /// Stops the pool and closes its connections; transactions still running fail.
     public func close() async throws {
         await core.runner.close()
@@ -83,7 +88,10 @@ final class PostgresTransactionRunner: SQLTransactionRunner {
     private struct State {
         var runTask: Task<Void, Never>?
         var closed = false
+        var reruns = 0
     }
+
+    var transactionsRerun: Int { state.withLock(\.reruns) }
 
     /// Key of the advisory lock migrations hold: "Storekee" in ASCII.
     static let migrationLockKey: Int64 = 0x5374_6F72_656B_6565
@@ -127,6 +135,7 @@ final class PostgresTransactionRunner: SQLTransactionRunner {
                 }
             } catch let error as StorageError where error.isRetryable && attempt < Self.maximumAttempts {
                 // Another transaction won a conflict; back off a little, with jitter, and rerun.
+                state.withLock { $0.reruns += 1 }
                 logger.debug(
                     "PostgreSQL transaction rerun after a conflict",
                     metadata: ["attempt": "\(attempt)", "error": "\(error.detail)"])
