@@ -306,7 +306,7 @@ import Testing
     @Test(arguments: ServerBackend.available)
     func aRefusalIsFinalAndKeptWithItsStatus(_ backend: ServerBackend) async throws {
         try await ServerHarness.run(on: backend) { h in
-            let coins = try await refundRequested(h, "jo")
+            _ = try await refundRequested(h, "jo")
             h.simulator.faults.add([APIFault(pathPrefix: Self.consumptionPath, status: 400)])
             try await h.answerRefundRequests()
             let request = try #require(try await refundRequests(h, "jo").first)
