@@ -9,13 +9,7 @@ import Testing
 extension QueryPlanTests {
     @Test(arguments: Backend.available)
     func consoleQueriesUseTheirIndexes(backend: Backend) async throws {
-        try await TestDatabase.withFresh(backend) { storage, _ async throws in
-            try await storage.transaction { transaction async throws in
-                let database = try #require(transaction as? SQLStorageTransaction).database
-                for statement in Self.rows(backend) + Self.historyRows(backend) {
-                    try await database.raw(SQLQueryString(statement)).run()
-                }
-            }
+        try await withFresh(backend, rows: Self.rows(backend) + Self.historyRows(backend)) { storage in
             let now = Date(timeIntervalSince1970: Double(Self.now) / 1000)
 
             // The recount of states: the subscriptions from the partial index alone (SQLite), the
@@ -57,11 +51,7 @@ extension QueryPlanTests {
 
     /// A state change and a billing event per subscription over 400 days (one in 50 refunded).
     static func historyRows(_ backend: Backend) -> [String] {
-        let numbers =
-            switch backend {
-            case .sqlite: "WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 4000)"
-            case .postgresql: "WITH n(i) AS (SELECT CAST(generate_series(1, 4000) AS BIGINT))"
-            }
+        let numbers = Self.numbers(upTo: 4000, backend)
         var statements = [
             """
             INSERT INTO state_changes (store, purchase_id, from_state, to_state, observed_at, cause_source)

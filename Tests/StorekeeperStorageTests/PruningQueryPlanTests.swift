@@ -12,11 +12,7 @@ import Testing
 extension QueryPlanTests {
     @Test(arguments: Backend.available)
     func pruningReadsAndDeletesThroughIndexes(backend: Backend) async throws {
-        try await TestDatabase.withFresh(backend) { storage, _ async throws in
-            try await storage.transaction { transaction async throws in
-                let database = try #require(transaction as? SQLStorageTransaction).database
-                for statement in Self.pruningRows(backend) { try await database.raw(SQLQueryString(statement)).run() }
-            }
+        try await withFresh(backend, rows: Self.pruningRows(backend)) { storage in
             let cutoff = Date(timeIntervalSince1970: Double(Self.now) / 1000)
             let positions = backend == .sqlite ? "sqlite_autoindex_events_1" : "events_position_key"
 
@@ -68,11 +64,7 @@ extension QueryPlanTests {
     /// 4,000 numbered events, a delivery of each to one endpoint (one in 500 pending), and an
     /// attempt for each; then statistics for PostgreSQL's planner.
     static func pruningRows(_ backend: Backend) -> [String] {
-        let numbers =
-            switch backend {
-            case .sqlite: "WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 4000)"
-            case .postgresql: "WITH n(i) AS (SELECT CAST(generate_series(1, 4000) AS BIGINT))"
-            }
+        let numbers = Self.numbers(upTo: 4000, backend)
         let body = backend == .sqlite ? "X'7B7D'" : "'\\x7b7d'::bytea"
         var statements = [
             """

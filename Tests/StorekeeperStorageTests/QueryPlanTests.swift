@@ -39,11 +39,7 @@ import Testing
 
     @Test(arguments: Backend.available)
     func jobAndCustomerViewQueriesUseTheirIndexes(backend: Backend) async throws {
-        try await TestDatabase.withFresh(backend) { storage, _ async throws in
-            try await storage.transaction { transaction async throws in
-                let database = try #require(transaction as? SQLStorageTransaction).database
-                for statement in Self.rows(backend) { try await database.raw(SQLQueryString(statement)).run() }
-            }
+        try await withFresh(backend, rows: Self.rows(backend)) { storage in
             let now = Date(timeIntervalSince1970: Double(Self.now) / 1000)
             let customer = CustomerID("c42")
             let sweptSoFar = Purchase(
@@ -124,11 +120,7 @@ import Testing
     /// overflow pages on SQLite, so processing slowed as the backlog grew).
     @Test(arguments: Backend.available)
     func claimsReadOnlyTheRowsTheyClaim(backend: Backend) async throws {
-        try await TestDatabase.withFresh(backend) { storage, _ async throws in
-            try await storage.transaction { transaction async throws in
-                let database = try #require(transaction as? SQLStorageTransaction).database
-                for statement in Self.backlog(backend) { try await database.raw(SQLQueryString(statement)).run() }
-            }
+        try await withFresh(backend, rows: Self.backlog(backend)) { storage in
             let now = Date(timeIntervalSince1970: Double(Self.now) / 1000)
             let notifications = try await plan(of: storage, backend) {
                 _ = try await $0.claimDueNotifications(now: now, limit: 50, lease: 60)
@@ -170,6 +162,28 @@ import Testing
         }
     }
 
+    /// Runs `body` on a fresh database of `backend` holding `rows` (statements run first, in one
+    /// transaction), enough for PostgreSQL's planner to prefer an index where one fits.
+    func withFresh(
+        _ backend: Backend, rows: [String], _ body: @escaping @Sendable (any Storage) async throws -> Void
+    ) async throws {
+        try await TestDatabase.withFresh(backend) { storage, _ async throws in
+            try await storage.transaction { transaction async throws in
+                let database = try #require(transaction as? SQLStorageTransaction).database
+                for statement in rows { try await database.raw(SQLQueryString(statement)).run() }
+            }
+            try await body(storage)
+        }
+    }
+
+    /// A `WITH` clause giving the table `n` the numbers 1 to `count`, on `backend`.
+    static func numbers(upTo count: Int, _ backend: Backend) -> String {
+        switch backend {
+        case .sqlite: "WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < \(count))"
+        case .postgresql: "WITH n(i) AS (SELECT CAST(generate_series(1, \(count)) AS BIGINT))"
+        }
+    }
+
     /// The plans of the statements `body` runs through the storage, one line per plan row.
     func plan(
         of storage: any Storage, _ backend: Backend,
@@ -191,11 +205,7 @@ import Testing
     /// without news, one in 300 awaiting acknowledgement on Google Play, one in 500 without an
     /// app) and a consumable with its ledger credit; then statistics for PostgreSQL's planner.
     static func rows(_ backend: Backend) -> [String] {
-        let numbers =
-            switch backend {
-            case .sqlite: "WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 4000)"
-            case .postgresql: "WITH n(i) AS (SELECT CAST(generate_series(1, 4000) AS BIGINT))"
-            }
+        let numbers = Self.numbers(upTo: 4000, backend)
         let (yes, no) = backend == .sqlite ? ("1", "0") : ("TRUE", "FALSE")
         var statements = [
             """
@@ -245,11 +255,7 @@ extension QueryPlanTests {
     /// 20,000 notifications and 20,000 refund requests, all due (one in ten failed, due again later),
     /// then statistics for PostgreSQL's planner.
     static func backlog(_ backend: Backend) -> [String] {
-        let numbers =
-            switch backend {
-            case .sqlite: "WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 20000)"
-            case .postgresql: "WITH n(i) AS (SELECT CAST(generate_series(1, 20000) AS BIGINT))"
-            }
+        let numbers = Self.numbers(upTo: 20000, backend)
         var statements = [
             """
             INSERT INTO inbox (store, dedupe_key, body, received_at, status, attempts, next_attempt_at)
