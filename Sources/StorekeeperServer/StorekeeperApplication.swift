@@ -232,6 +232,7 @@ public final class StorekeeperApplication: Sendable {
             // storekeeper_notifications_processed_total.
             let counts = try await storage.read { try await $0.unfinishedNotificationCounts() }
             for (status, count) in counts { metrics.inbox(status: status, count: count) }
+            if let postgres = storage as? PostgresStorage { metrics.transactionsRerun(postgres.transactionsRerun) }
         }.register(on: router)
         let v1 = router.group("v1")
         let worker = self.worker

@@ -215,6 +215,12 @@ extension IngestPathTests {
             #expect((h.storage as? PostgresStorage)?.transactionsRerun ?? 0 == 0)
             let metrics = try await h.text("/metrics")
             #expect(!metrics.contains("storekeeper_processing_batches_split_total"), "\(metrics)")
+            if h.storage is PostgresStorage {
+                let reruns = metrics.split(separator: "\n").first {
+                    $0.hasPrefix("storekeeper_postgres_transactions_rerun ")
+                }
+                #expect(reruns.flatMap { Double($0.split(separator: " ").last ?? "") } == 0, "\(metrics)")
+            }
         }
     }
 }

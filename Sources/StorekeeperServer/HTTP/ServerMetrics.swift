@@ -71,6 +71,12 @@ final class ServerMetrics: Sendable {
             .record(count)
     }
 
+    /// PostgreSQL transactions this instance reran after a deadlock or serialization failure, in
+    /// all (read at each scrape).
+    func transactionsRerun(_ count: Int) {
+        Gauge(label: "storekeeper_postgres_transactions_rerun", factory: factory).record(count)
+    }
+
     func request(route: String, status: Int) {
         Counter(
             label: "storekeeper_http_requests_total", dimensions: [("route", route), ("status", String(status))],
