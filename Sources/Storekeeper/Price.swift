@@ -1,4 +1,4 @@
-public import Foundation
+import Foundation
 
 /// An ISO 4217 currency code as a store reports it (`USD`, `EUR`, `JPY`).
 public struct CurrencyCode: StringValue {

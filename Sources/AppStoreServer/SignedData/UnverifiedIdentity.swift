@@ -1,4 +1,4 @@
-public import Foundation
+import Foundation
 
 extension ClaimedAppIdentity {
     /// What `token` claims about its app, read **without verifying anything**: only to choose the

@@ -1,5 +1,5 @@
 public import AsyncHTTPClient
-public import Foundation
+import Foundation
 public import NIOCore
 import NIOHTTP1
 

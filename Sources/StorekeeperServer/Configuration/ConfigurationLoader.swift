@@ -1,8 +1,8 @@
 import AppStoreServer
-public import Configuration
+import Configuration
 public import Foundation
 import GooglePlay
-public import Storekeeper
+import Storekeeper
 import StorekeeperStorage
 import SystemPackage
 

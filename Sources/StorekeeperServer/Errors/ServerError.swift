@@ -1,4 +1,4 @@
-public import Foundation
+import Foundation
 
 /// The one error shape of the server: a code (which decides the HTTP status), a sentence for
 /// people, and the error it stands for when it translates one (a store client's, a verifier's),

@@ -1,7 +1,7 @@
 public import Foundation
-public import Logging
-public import StoreCore
-public import StorekeeperStorage
+import Logging
+import StoreCore
+import StorekeeperStorage
 
 /// How long events and delivery attempts are kept (docs/events.md, "Retention";
 /// docs/configuration.md `retention.*`).

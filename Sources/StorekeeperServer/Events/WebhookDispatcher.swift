@@ -4,7 +4,7 @@ public import Logging
 import NIOCore
 import NIOHTTP1
 public import StoreCore
-public import Storekeeper
+import Storekeeper
 public import StorekeeperStorage
 import Synchronization
 

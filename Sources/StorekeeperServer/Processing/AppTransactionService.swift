@@ -1,5 +1,5 @@
-public import AppStoreServer
-public import Foundation
+import AppStoreServer
+import Foundation
 public import StoreCore
 public import Storekeeper
 public import StorekeeperStorage

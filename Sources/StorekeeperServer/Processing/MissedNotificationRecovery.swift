@@ -1,8 +1,8 @@
 public import Foundation
-public import Logging
-public import StoreCore
-public import Storekeeper
-public import StorekeeperStorage
+import Logging
+import StoreCore
+import Storekeeper
+import StorekeeperStorage
 
 /// Recovers what the stores failed to deliver (DESIGN.md, "Missed notifications"):
 /// - each store's own step (``StoreAdapter/catchUp(_:_:)``): App Store: Get Notification History

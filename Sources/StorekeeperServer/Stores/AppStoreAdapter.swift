@@ -1,4 +1,4 @@
-public import AppStoreServer
+import AppStoreServer
 public import Foundation
 public import Logging
 public import StoreCore

@@ -1,6 +1,6 @@
 public import AppStoreServer
 public import AsyncHTTPClient
-public import Foundation
+import Foundation
 public import StoreCore
 public import Storekeeper
 

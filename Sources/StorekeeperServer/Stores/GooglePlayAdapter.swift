@@ -1,5 +1,5 @@
 public import Foundation
-public import GooglePlay
+import GooglePlay
 public import Logging
 public import StoreCore
 public import Storekeeper

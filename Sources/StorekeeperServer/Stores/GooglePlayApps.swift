@@ -1,5 +1,5 @@
 public import AsyncHTTPClient
-public import Foundation
+import Foundation
 public import GooglePlay
 public import Logging
 public import StoreCore
