@@ -16,19 +16,19 @@ import Testing
         let order = EntryOrder()
         try await withThrowingTaskGroup(of: Void.self) { group in
             func queue(_ name: String, _ lane: TransactionGate.Lane) async throws {
-                let queued = await gate.waiting + 1
+                let queued = gate.waiting + 1
                 group.addTask {
                     try await gate.enter(lane)
                     order.append(name)
-                    await gate.leave()
+                    gate.leave()
                 }
                 // Each waiter is queued before the next is started.
-                while await gate.waiting < queued { try await Task.sleep(for: .milliseconds(1)) }
+                while gate.waiting < queued { try await Task.sleep(for: .milliseconds(1)) }
             }
             try await queue("b1", .background)
             try await queue("b2", .background)
             for index in 1...6 { try await queue("u\(index)", .urgent) }
-            await gate.leave()
+            gate.leave()
             try await group.waitForAll()
         }
         #expect(order.names == ["u1", "u2", "u3", "u4", "b1", "u5", "u6", "b2"])

@@ -217,21 +217,17 @@ final class SQLiteTransactionRunner: SQLTransactionRunner {
             throw StorageError(
                 .unavailable, "transaction(_:) called inside a transaction of the same SQLite storage")
         }
-        // A flushed commit is one someone waits for (a webhook's 2xx, an API answer): it goes
-        // ahead of deferred background work at the gate.
-        try await gate.enter(durability == .flushed ? .urgent : .background)
-        do {
-            let result = try await Self.$transactionHolder.withValue(holder) {
-                try await withTaskExecutorPreference(executor) {
-                    if role == .writer { try await setSynchronous(for: durability) }
-                    return try await runTransaction(body)
-                }
+        // Waiting on the connection's thread: the gate's hand-over resumes the next transaction
+        // there directly, not through the cooperative pool (see TransactionGate).
+        return try await withTaskExecutorPreference(executor) {
+            // A flushed commit is one someone waits for (a webhook's 2xx, an API answer): it goes
+            // ahead of deferred background work at the gate.
+            try await gate.enter(durability == .flushed ? .urgent : .background)
+            defer { gate.leave() }
+            return try await Self.$transactionHolder.withValue(holder) {
+                if role == .writer { try await setSynchronous(for: durability) }
+                return try await runTransaction(body)
             }
-            await gate.leave()
-            return result
-        } catch {
-            await gate.leave()
-            throw error
         }
     }
 
