@@ -950,6 +950,45 @@ import Testing
         }
     }
 
+    /// Migration 16 moves every stored notification's payload into `inbox_payloads`: a pending one
+    /// is claimed with its body and verified payload as stored, a processed one still reads back.
+    @Test(arguments: Backend.available)
+    func inboxPayloadsMoveApartWithEveryNotification(backend: Backend) async throws {
+        let versionFifteen = Migration.all.filter { $0.version <= 15 }
+        try await TestDatabase.withFresh(backend, migrations: versionFifteen) { old, database async throws in
+            // Rows as version 15 wrote them, the payload in the inbox row.
+            try await old.transaction { transaction async throws in
+                for (key, status, verified) in [("pending-1", "pending", "{\"v\":1}"), ("done-1", "processed", nil)] {
+                    try await (transaction as? SQLStorageTransaction)?.database.raw(
+                        """
+                        INSERT INTO inbox (store, dedupe_key, body, verified, received_at, status, attempts,
+                                           next_attempt_at)
+                        VALUES ('app_store', \(bind: key), \(bind: Data("body of \(key)".utf8)),
+                                \(bind: verified.map { Data($0.utf8) }), 1000, \(bind: status), 0,
+                                \(bind: status == "pending" ? Int64(1000) : nil))
+                        """
+                    ).run()
+                }
+            }
+            try await old.close()
+            let storage = try await database.open(migrations: Migration.all)
+            #expect(try await storage.migrate() == [16])
+            let claimed = try await storage.transaction {
+                try await $0.claimDueNotifications(now: at(2), limit: 10, lease: 60)
+            }
+            #expect(claimed.map(\.dedupeKey) == ["pending-1"])
+            #expect(claimed.first?.body == Data("body of pending-1".utf8))
+            #expect(claimed.first?.verified == Data("{\"v\":1}".utf8))
+            let done = try await storage.transaction {
+                try await $0.notification(store: .appStore, dedupeKey: "done-1")
+            }
+            #expect(done?.body == Data("body of done-1".utf8))
+            #expect(done?.verified == nil)
+            #expect(done?.status == .processed)
+            try await storage.close()
+        }
+    }
+
     /// Two transactions recording the first facts of one purchase at once: the second reads what
     /// the first wrote, even though no row existed to lock when both began (a lost first fact was
     /// seen once in the shuffled-delivery test on PostgreSQL before purchases were locked by key).

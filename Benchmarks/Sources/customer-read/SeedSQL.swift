@@ -297,13 +297,14 @@ struct SeedSQL {
             """,
             // The inbox keeps what it processed.
             """
-            INSERT INTO inbox (store, dedupe_key, body, received_at, status, attempts, next_attempt_at, last_error,
+            INSERT INTO inbox (store, dedupe_key, received_at, status, attempts, next_attempt_at, last_error,
               processed_at)
             SELECT CASE WHEN i % 3 = 0 THEN 'google_play' ELSE 'app_store' END, 'seed-' || \(customerNumber),
-              \(smallBody), \(now) - (i % 30) * \(day) - i % \(day), 'processed', 1, NULL, NULL,
+              \(now) - (i % 30) * \(day) - i % \(day), 'processed', 1, NULL, NULL,
               \(now) - (i % 30) * \(day) - i % \(day) + 50
             FROM seed_customers
             """,
+            "INSERT INTO inbox_payloads (store, dedupe_key, body) SELECT store, dedupe_key, \(smallBody) FROM inbox",
             "DROP TABLE seed_consumables",
             "DROP TABLE seed_subscriptions",
             "DROP TABLE seed_customers",

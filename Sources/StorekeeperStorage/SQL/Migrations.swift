@@ -23,7 +23,7 @@ extension Migration {
     static let all: [Migration] = [
         initialSchema, refreshTracking, appsAndEnvironments, jobLeases, quotaAdmissions, scaleIndexes, verifiedInbox,
         refundDecisions, events, consoleActions, appTransactions, overviewRollup, webhookEndpoints,
-        runningBalances, claimsInDueOrder,
+        runningBalances, claimsInDueOrder, inboxPayloadsApart,
     ]
 
     /// The version a fully migrated database reports.
@@ -799,4 +799,33 @@ extension Migration {
         """,
         "DROP INDEX refund_requests_due",
     ]
+
+    /// A notification's payload (the store's body and what its adapter verified, ~6 KB for the App
+    /// Store) in a table of its own, written once: the inbox row keeps only what processing
+    /// updates. Claiming and marking a notification rewrote the whole row, which on SQLite is the
+    /// payload's overflow pages too, twice per notification and again in the WAL; the ingest
+    /// profile showed those page writes beside the processing they are part of. PostgreSQL keeps
+    /// large values out of line anyway; one schema for both keeps one set of queries.
+    static let inboxPayloadsApart = Migration(
+        version: 16, name: "inbox payloads apart",
+        sqlite: inboxPayloadsTable(blob: "BLOB", options: " STRICT"),
+        postgresql: inboxPayloadsTable(blob: "BYTEA", options: ""))
+
+    private static func inboxPayloadsTable(blob: String, options: String) -> [String] {
+        [
+            """
+            CREATE TABLE inbox_payloads (
+                store TEXT NOT NULL,
+                dedupe_key TEXT NOT NULL,
+                body \(blob) NOT NULL,
+                verified \(blob),
+                PRIMARY KEY (store, dedupe_key),
+                FOREIGN KEY (store, dedupe_key) REFERENCES inbox (store, dedupe_key) ON DELETE CASCADE
+            )\(options)
+            """,
+            "INSERT INTO inbox_payloads (store, dedupe_key, body, verified) SELECT store, dedupe_key, body, verified FROM inbox",
+            "ALTER TABLE inbox DROP COLUMN body",
+            "ALTER TABLE inbox DROP COLUMN verified",
+        ]
+    }
 }

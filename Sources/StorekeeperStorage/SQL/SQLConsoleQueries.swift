@@ -39,11 +39,11 @@ extension SQLStorageTransaction {
             } ?? ""
         return try await rows(
             """
-            SELECT \(unsafeRaw: Self.inboxColumns) FROM inbox
+            SELECT \(unsafeRaw: Self.inboxColumns) FROM \(unsafeRaw: Self.inboxWithPayloads)
             WHERE status = \(bind: status.rawValue) \(position)
             ORDER BY received_at DESC, store DESC, dedupe_key DESC LIMIT \(bind: max(limit, 0))
             """
-        ).map(notification(from:))
+        ).map { try notification(from: $0) }
     }
 
     // MARK: Action log

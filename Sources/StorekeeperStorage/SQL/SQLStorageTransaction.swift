@@ -500,15 +500,28 @@ struct SQLStorageTransaction: StorageTransaction {
 
     // MARK: Notification inbox
 
+    /// A notification's columns, its payload's included (read from ``inboxWithPayloads``).
     static let inboxColumns = """
         store, dedupe_key, body, verified, received_at, status, attempts, next_attempt_at, last_error, processed_at
         """
 
-    func notification(from row: any SQLRow) throws -> InboxNotification {
+    /// The inbox's own columns: what processing updates, without the payload (migration 16).
+    static let inboxStateColumns = """
+        store, dedupe_key, received_at, status, attempts, next_attempt_at, last_error, processed_at
+        """
+
+    /// The inbox with each notification's payload; `USING` merges the key columns, so
+    /// ``inboxColumns`` names them unqualified.
+    static let inboxWithPayloads = "inbox JOIN inbox_payloads USING (store, dedupe_key)"
+
+    /// A notification from a row of ``inboxColumns``, or from a row of ``inboxStateColumns`` and
+    /// its `payload` row.
+    func notification(from row: any SQLRow, payload: (any SQLRow)? = nil) throws -> InboxNotification {
         let reader = RowReader(row: row, table: "inbox")
+        let payloadReader = RowReader(row: payload ?? row, table: "inbox_payloads")
         var notification = InboxNotification(
             store: try reader.raw("store", as: Store.self), dedupeKey: try reader.string("dedupe_key"),
-            body: try reader.data("body"), verified: try reader.decodeIfPresent("verified", as: Data.self),
+            body: try payloadReader.data("body"), verified: try payloadReader.decodeIfPresent("verified", as: Data.self),
             receivedAt: try reader.date("received_at"),
             status: try reader.raw("status", as: InboxNotification.Status.self), attempts: try reader.int("attempts"),
             lastError: try reader.optionalString("last_error"), processedAt: try reader.optionalDate("processed_at"))
@@ -517,40 +530,76 @@ struct SQLStorageTransaction: StorageTransaction {
         return notification
     }
 
+    /// A notification's key in a row (of the inbox or its payloads).
+    private struct InboxKey: Hashable {
+        var store: String
+        var dedupeKey: String
+
+        init(_ row: any SQLRow) throws {
+            let reader = RowReader(row: row, table: "inbox")
+            store = try reader.string("store")
+            dedupeKey = try reader.string("dedupe_key")
+        }
+    }
+
     func insertNotification(_ notification: InboxNotification) async throws -> Bool {
         let inserted = try await rows(
             """
-            INSERT INTO inbox (\(unsafeRaw: Self.inboxColumns))
+            INSERT INTO inbox (\(unsafeRaw: Self.inboxStateColumns))
             VALUES (\(bind: notification.store.rawValue), \(bind: notification.dedupeKey),
-                    \(flavor.blob(notification.body)), \(bind: notification.verified),
                     \(bind: StoredTime.milliseconds(notification.receivedAt)),
                     \(bind: notification.status.rawValue), \(bind: notification.attempts),
                     \(bind: StoredTime.milliseconds(notification.nextAttemptAt)), \(bind: notification.lastError),
                     \(bind: StoredTime.milliseconds(notification.processedAt)))
             ON CONFLICT (store, dedupe_key) DO NOTHING RETURNING dedupe_key
             """)
-        return !inserted.isEmpty
+        guard !inserted.isEmpty else { return false }
+        try await run(
+            """
+            INSERT INTO inbox_payloads (store, dedupe_key, body, verified)
+            VALUES (\(bind: notification.store.rawValue), \(bind: notification.dedupeKey),
+                    \(flavor.blob(notification.body)), \(bind: notification.verified))
+            """)
+        return true
     }
 
     func notification(store: Store, dedupeKey: String) async throws -> InboxNotification? {
         try await row(
             """
-            SELECT \(unsafeRaw: Self.inboxColumns) FROM inbox
+            SELECT \(unsafeRaw: Self.inboxColumns) FROM \(unsafeRaw: Self.inboxWithPayloads)
             WHERE store = \(bind: store.rawValue) AND dedupe_key = \(bind: dedupeKey)
             """
-        ).map(notification(from:))
+        ).map { try notification(from: $0) }
     }
 
     func claimDueNotifications(now: Date, limit: Int, lease: TimeInterval) async throws -> [InboxNotification] {
         guard limit > 0 else { return [] }
         let nowMilliseconds = StoredTime.milliseconds(now)
         let leasedUntil = StoredTime.milliseconds(now.addingTimeInterval(max(lease, 0)))
-        let claimed = try await claim(
+        let states = try await claim(
             from: "inbox", through: "inbox_due_in_order", key: "dedupe_key", due: "status IN ('pending', 'failed')",
             now: nowMilliseconds,
             orderBy: "next_attempt_at, store, dedupe_key", limit: limit, leasedUntil: leasedUntil,
-            returning: Self.inboxColumns
-        ).map(notification(from:))
+            returning: Self.inboxStateColumns)
+        guard !states.isEmpty else { return [] }
+        // The payloads, read by key: an UPDATE's RETURNING cannot join.
+        let stateKeys = try states.map(InboxKey.init)
+        let keys = stateKeys.map { "(\(bind: $0.store), \(bind: $0.dedupeKey))" as SQLQueryString }
+        var payloads: [InboxKey: any SQLRow] = [:]
+        for payload in try await rows(
+            """
+            SELECT store, dedupe_key, body, verified FROM inbox_payloads
+            WHERE (store, dedupe_key) IN (\(keys.joined(separator: ", ")))
+            """)
+        {
+            payloads[try InboxKey(payload)] = payload
+        }
+        let claimed = try zip(states, stateKeys).map { state, key in
+            guard let payload = payloads[key] else {
+                throw StorageError(.corrupt, "inbox notification \(key.store)/\(key.dedupeKey) has no payload")
+            }
+            return try notification(from: state, payload: payload)
+        }
         // RETURNING has no defined order.
         return claimed.sorted {
             ($0.receivedAt, $0.store.rawValue, $0.dedupeKey) < ($1.receivedAt, $1.store.rawValue, $1.dedupeKey)
@@ -607,10 +656,11 @@ struct SQLStorageTransaction: StorageTransaction {
     func notifications(status: InboxNotification.Status, limit: Int) async throws -> [InboxNotification] {
         try await rows(
             """
-            SELECT \(unsafeRaw: Self.inboxColumns) FROM inbox WHERE status = \(bind: status.rawValue)
+            SELECT \(unsafeRaw: Self.inboxColumns) FROM \(unsafeRaw: Self.inboxWithPayloads)
+            WHERE status = \(bind: status.rawValue)
             ORDER BY received_at, store, dedupe_key LIMIT \(bind: max(limit, 0))
             """
-        ).map(notification(from:))
+        ).map { try notification(from: $0) }
     }
 
     func notificationCounts() async throws -> [InboxNotification.Status: Int] {
