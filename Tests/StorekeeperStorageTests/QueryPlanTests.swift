@@ -247,7 +247,9 @@ import Testing
             """,
             Self.payloads(backend),
         ]
-        if backend == .postgresql { statements.append("ANALYZE customers, purchases, ledger_entries, inbox, inbox_payloads") }
+        if backend == .postgresql {
+            statements.append("ANALYZE customers, purchases, ledger_entries, inbox, inbox_payloads")
+        }
         return statements
     }
 }

@@ -521,7 +521,8 @@ struct SQLStorageTransaction: StorageTransaction {
         let payloadReader = RowReader(row: payload ?? row, table: "inbox_payloads")
         var notification = InboxNotification(
             store: try reader.raw("store", as: Store.self), dedupeKey: try reader.string("dedupe_key"),
-            body: try payloadReader.data("body"), verified: try payloadReader.decodeIfPresent("verified", as: Data.self),
+            body: try payloadReader.data("body"),
+            verified: try payloadReader.decodeIfPresent("verified", as: Data.self),
             receivedAt: try reader.date("received_at"),
             status: try reader.raw("status", as: InboxNotification.Status.self), attempts: try reader.int("attempts"),
             lastError: try reader.optionalString("last_error"), processedAt: try reader.optionalDate("processed_at"))
