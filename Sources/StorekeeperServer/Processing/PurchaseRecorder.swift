@@ -51,6 +51,31 @@ public struct PurchaseRecorder: Sendable {
         return outcome
     }
 
+    /// What recording `observations` will read (``StorageTransaction/beginBatch(_:)``): the
+    /// purchases they are about and supersede, the customers their account hints name, and the
+    /// billing events they report.
+    public func reads(of observations: [PurchaseObservation]) -> BatchReads {
+        var reads = BatchReads()
+        for observation in observations {
+            switch observation {
+            case .purchase(let fact, let olderChain):
+                reads.purchases.insert(fact.key)
+                if let replaced = fact.replaces { reads.purchases.insert(replaced) }
+                reads.purchases.formUnion(olderChain)
+                if let hint = AccountHint.normalized(fact.accountHint), let token = UUID(uuidString: hint) {
+                    reads.accountTokens.insert(token)
+                }
+                for reported in fact.transactions {
+                    reads.transactions.insert(BatchReads.TransactionKey(store: fact.key.store, id: reported.id))
+                }
+            case .billingEvent(let event, let key):
+                reads.purchases.insert(key)
+                reads.transactions.insert(BatchReads.TransactionKey(store: key.store, id: event.id))
+            }
+        }
+        return reads
+    }
+
     /// Records what settling a purchase with its store changed.
     public func record(
         _ settlement: PurchaseSettlement, of key: PurchaseKey, in transaction: any StorageTransaction

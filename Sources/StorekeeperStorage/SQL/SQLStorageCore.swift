@@ -56,7 +56,11 @@ struct SQLStorageCore<Runner: SQLTransactionRunner>: Sendable {
         let flavor = runner.flavor
         let errors = runner.errors
         return try await runner.inTransaction(holdingMigrationLock: false, durability: durability) { database in
-            try await body(SQLStorageTransaction(database: database, flavor: flavor, errors: errors))
+            let transaction = SQLStorageTransaction(database: database, flavor: flavor, errors: errors)
+            let result = try await body(transaction)
+            // What a batch kept goes before the commit.
+            try await transaction.finishBatch()
+            return result
         }
     }
 

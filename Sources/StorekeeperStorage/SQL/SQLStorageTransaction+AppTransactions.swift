@@ -6,7 +6,7 @@ import Storekeeper
 extension SQLStorageTransaction {
     func appTransactionLink(app: AppID, id: String) async throws -> AppTransactionLink? {
         guard
-            let found = try await row(
+            let found = try await selectOne(
                 """
                 SELECT environment, customer_id, linked_at FROM app_transactions
                 WHERE app = \(bind: app.rawValue) AND id = \(bind: id)

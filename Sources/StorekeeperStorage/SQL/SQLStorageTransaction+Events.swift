@@ -19,7 +19,13 @@ extension SQLStorageTransaction {
     }
 
     func appendEvents(_ events: [StoredEvent]) async throws {
-        guard !events.isEmpty else { return }
+        guard !events.isEmpty, !batch.appendEvents(events) else { return }
+        try await beforeStatement(writes: true)
+        try await insertEvents(events)
+    }
+
+    /// Appends `events` in order, in one statement.
+    func insertEvents(_ events: [StoredEvent]) async throws {
         let values = events.map { event -> SQLQueryString in
             """
             (\(bind: event.id.uuidString.lowercased()), \(bind: event.type.rawValue), \(bind: event.customerID?.rawValue),
@@ -27,7 +33,7 @@ extension SQLStorageTransaction {
              \(bind: StoredTime.milliseconds(event.occurredAt)), \(flavor.blob(event.body)))
             """
         }
-        try await run(
+        try await execute(
             """
             INSERT INTO events (id, type, customer_id, environment, ordering_key, occurred_at, body)
             VALUES \(values.joined(separator: ", "))

@@ -8,6 +8,15 @@ struct SQLStorageTransaction: StorageTransaction {
     let database: any SQLDatabase
     let flavor: SQLFlavor
     let errors: StorageErrorTranslator
+    /// What ``beginBatch(_:)`` read ahead and the writes it keeps (inactive until then).
+    let batch: SQLBatch
+
+    init(database: any SQLDatabase, flavor: SQLFlavor, errors: StorageErrorTranslator, batch: SQLBatch = SQLBatch()) {
+        self.database = database
+        self.flavor = flavor
+        self.errors = errors
+        self.batch = batch
+    }
 
     // MARK: Running statements
 
@@ -21,13 +30,49 @@ struct SQLStorageTransaction: StorageTransaction {
             // The whole transaction is rerun; rolling back to the savepoint would hide that.
             throw error
         } catch {
+            // What the body kept to send, and read through its writes, is undone with it.
+            batch.discardAll()
             try await run("ROLLBACK TO SAVEPOINT storekeeper_item")
             try await run("RELEASE SAVEPOINT storekeeper_item")
             throw error
         }
     }
 
+    /// Runs a statement that may write.
     func run(_ query: SQLQueryString) async throws {
+        try await beforeStatement(writes: true)
+        try await execute(query)
+    }
+
+    /// Runs a statement that may write, and returns its rows.
+    func rows(_ query: SQLQueryString) async throws -> [any SQLRow] {
+        try await beforeStatement(writes: true)
+        return try await fetch(query)
+    }
+
+    func row(_ query: SQLQueryString) async throws -> (any SQLRow)? {
+        try await rows(query).first
+    }
+
+    /// Runs a statement that only reads, and returns its rows.
+    func select(_ query: SQLQueryString) async throws -> [any SQLRow] {
+        try await beforeStatement(writes: false)
+        return try await fetch(query)
+    }
+
+    func selectOne(_ query: SQLQueryString) async throws -> (any SQLRow)? {
+        try await select(query).first
+    }
+
+    /// Before a statement of a batch (``beginBatch(_:)``): the kept writes go first, and one that
+    /// may write drops what was read ahead.
+    func beforeStatement(writes: Bool) async throws {
+        guard batch.isActive else { return }
+        try await send(batch.takePending(droppingCache: writes))
+    }
+
+    /// Runs `query` as it is (no batch bookkeeping).
+    func execute(_ query: SQLQueryString) async throws {
         do {
             try await database.raw(query).run()
         } catch {
@@ -35,7 +80,8 @@ struct SQLStorageTransaction: StorageTransaction {
         }
     }
 
-    func rows(_ query: SQLQueryString) async throws -> [any SQLRow] {
+    /// Runs `query` as it is and returns its rows (no batch bookkeeping).
+    func fetch(_ query: SQLQueryString) async throws -> [any SQLRow] {
         do {
             return try await database.raw(query).all()
         } catch {
@@ -43,13 +89,9 @@ struct SQLStorageTransaction: StorageTransaction {
         }
     }
 
-    func row(_ query: SQLQueryString) async throws -> (any SQLRow)? {
-        try await rows(query).first
-    }
-
     // MARK: Customers
 
-    private static let customerColumns = "id, app_account_token, created_at"
+    static let customerColumns = "id, app_account_token, created_at"
 
     func customer(from row: any SQLRow) throws -> Customer {
         let reader = RowReader(row: row, table: "customers")
@@ -65,7 +107,8 @@ struct SQLStorageTransaction: StorageTransaction {
     }
 
     func customer(appAccountToken: UUID) async throws -> Customer? {
-        try await row(
+        if let cached = batch.read({ $0.customersByToken[appAccountToken] }) { return cached }
+        return try await selectOne(
             """
             SELECT \(unsafeRaw: Self.customerColumns) FROM customers
             WHERE app_account_token = \(bind: appAccountToken.uuidString)
@@ -139,6 +182,8 @@ struct SQLStorageTransaction: StorageTransaction {
     }
 
     func purchase(_ key: PurchaseKey) async throws -> Purchase? {
+        // Read ahead, it was locked then.
+        if let cached = batch.read({ $0.purchases[key] }) { return cached }
         // `FOR UPDATE` locks only a row that exists: two transactions recording the first facts of
         // one purchase would both read nothing and the later commit would overwrite the other's
         // (possibly newer) fact. A lock on the key serializes them whether or not the row exists.
@@ -152,18 +197,30 @@ struct SQLStorageTransaction: StorageTransaction {
     }
 
     func savePurchase(_ purchase: Purchase) async throws {
-        try await run(
+        if batch.savePurchase(purchase) { return }
+        try await beforeStatement(writes: true)
+        try await insertPurchases([purchase])
+    }
+
+    /// Upserts `purchases` (one row per key) in one statement.
+    func insertPurchases(_ purchases: [Purchase]) async throws {
+        let values = try purchases.map { purchase -> SQLQueryString in
+            """
+            (\(bind: purchase.key.store.rawValue), \(bind: purchase.key.id),
+             \(bind: purchase.customerID?.rawValue), \(bind: purchase.app?.rawValue), \(bind: purchase.productID),
+             \(bind: purchase.kind.rawValue), \(bind: purchase.environment.rawValue), \(bind: purchase.state.rawValue),
+             \(bind: StoredTime.milliseconds(purchase.expiresAt)),
+             \(bind: StoredTime.milliseconds(purchase.gracePeriodExpiresAt)), \(bind: purchase.autoRenew),
+             \(bind: purchase.ownership.rawValue), \(bind: purchase.quantity), \(bind: purchase.accountHint),
+             \(bind: purchase.replaces?.store.rawValue), \(bind: purchase.replaces?.id),
+             \(bind: StoredTime.milliseconds(purchase.observedAt)), \(bind: purchase.needsAcknowledgement),
+             \(bind: purchase.appTransactionID), \(bind: try Self.offersJSON(purchase.offers)))
+            """
+        }
+        try await execute(
             """
             INSERT INTO purchases (\(unsafeRaw: Self.purchaseColumns))
-            VALUES (\(bind: purchase.key.store.rawValue), \(bind: purchase.key.id),
-                    \(bind: purchase.customerID?.rawValue), \(bind: purchase.app?.rawValue), \(bind: purchase.productID),
-                    \(bind: purchase.kind.rawValue), \(bind: purchase.environment.rawValue), \(bind: purchase.state.rawValue),
-                    \(bind: StoredTime.milliseconds(purchase.expiresAt)),
-                    \(bind: StoredTime.milliseconds(purchase.gracePeriodExpiresAt)), \(bind: purchase.autoRenew),
-                    \(bind: purchase.ownership.rawValue), \(bind: purchase.quantity), \(bind: purchase.accountHint),
-                    \(bind: purchase.replaces?.store.rawValue), \(bind: purchase.replaces?.id),
-                    \(bind: StoredTime.milliseconds(purchase.observedAt)), \(bind: purchase.needsAcknowledgement),
-                    \(bind: purchase.appTransactionID), \(bind: try Self.offersJSON(purchase.offers)))
+            VALUES \(values.joined(separator: ", "))
             ON CONFLICT (store, id) DO UPDATE SET
                 customer_id = excluded.customer_id, app = COALESCE(excluded.app, purchases.app),
                 product_id = excluded.product_id, kind = excluded.kind,
@@ -194,7 +251,8 @@ struct SQLStorageTransaction: StorageTransaction {
     }
 
     func entitlementPurchases(of customer: CustomerID) async throws -> [Purchase] {
-        try await rows(
+        if let cached = batch.read({ $0.entitlementPurchases[customer] }) { return cached }
+        return try await select(
             """
             SELECT \(unsafeRaw: Self.purchaseColumns) FROM purchases
             WHERE customer_id = \(bind: customer.rawValue) AND kind <> 'consumable' ORDER BY store, id
@@ -303,7 +361,10 @@ struct SQLStorageTransaction: StorageTransaction {
     }
 
     func transaction(store: Store, id: String) async throws -> TransactionRecord? {
-        try await row(
+        if let cached = batch.read({ $0.transactions[BatchReads.TransactionKey(store: store, id: id)] }) {
+            return cached
+        }
+        return try await selectOne(
             """
             SELECT \(unsafeRaw: Self.transactionColumns) FROM transactions
             WHERE store = \(bind: store.rawValue) AND id = \(bind: id)
@@ -312,15 +373,27 @@ struct SQLStorageTransaction: StorageTransaction {
     }
 
     func saveTransaction(_ record: TransactionRecord) async throws {
-        let fact = record.fact
-        try await run(
+        if batch.saveTransaction(record) { return }
+        try await beforeStatement(writes: true)
+        try await insertTransactions([record])
+    }
+
+    /// Upserts `records` (one row per store and id) in one statement.
+    func insertTransactions(_ records: [TransactionRecord]) async throws {
+        let values = records.map { record -> SQLQueryString in
+            let fact = record.fact
+            return """
+                (\(bind: record.purchaseKey.store.rawValue), \(bind: fact.id), \(bind: record.purchaseKey.id),
+                 \(bind: fact.productID), \(bind: StoredTime.milliseconds(fact.purchasedAt)), \(bind: fact.quantity),
+                 \(bind: StoredTime.milliseconds(fact.revokedAt)), \(bind: fact.refundedFraction),
+                 \(bind: StoredTime.milliseconds(fact.observedAt)), \(bind: fact.price?.micros),
+                 \(bind: fact.price?.currency.rawValue), \(bind: fact.offer?.rawValue))
+                """
+        }
+        try await execute(
             """
             INSERT INTO transactions (\(unsafeRaw: Self.transactionColumns))
-            VALUES (\(bind: record.purchaseKey.store.rawValue), \(bind: fact.id), \(bind: record.purchaseKey.id),
-                    \(bind: fact.productID), \(bind: StoredTime.milliseconds(fact.purchasedAt)), \(bind: fact.quantity),
-                    \(bind: StoredTime.milliseconds(fact.revokedAt)), \(bind: fact.refundedFraction),
-                    \(bind: StoredTime.milliseconds(fact.observedAt)), \(bind: fact.price?.micros),
-                    \(bind: fact.price?.currency.rawValue), \(bind: fact.offer?.rawValue))
+            VALUES \(values.joined(separator: ", "))
             ON CONFLICT (store, id) DO UPDATE SET
                 purchase_id = excluded.purchase_id, product_id = excluded.product_id,
                 purchased_at = excluded.purchased_at, quantity = excluded.quantity, revoked_at = excluded.revoked_at,
@@ -330,7 +403,8 @@ struct SQLStorageTransaction: StorageTransaction {
     }
 
     func transactions(of key: PurchaseKey) async throws -> [TransactionRecord] {
-        try await rows(
+        if let cached = batch.read({ $0.transactionsOf[key] }) { return cached }
+        return try await select(
             """
             SELECT \(unsafeRaw: Self.transactionColumns) FROM transactions
             WHERE store = \(bind: key.store.rawValue) AND purchase_id = \(bind: key.id) ORDER BY purchased_at, id
@@ -341,15 +415,27 @@ struct SQLStorageTransaction: StorageTransaction {
     // MARK: History
 
     func appendStateChange(_ change: StateChange) async throws {
-        try await run(
+        if batch.appendStateChange(change) { return }
+        try await beforeStatement(writes: true)
+        try await insertStateChanges([change])
+    }
+
+    /// Appends `changes` in order, in one statement.
+    func insertStateChanges(_ changes: [StateChange]) async throws {
+        let values = changes.map { change -> SQLQueryString in
+            """
+            (\(bind: change.key.store.rawValue), \(bind: change.key.id), \(bind: change.from?.rawValue),
+             \(bind: change.to.rawValue), \(bind: StoredTime.milliseconds(change.expiresAt)),
+             \(bind: StoredTime.milliseconds(change.observedAt)), \(bind: change.cause.source.rawValue),
+             \(bind: change.cause.event), \(bind: change.cause.reference))
+            """
+        }
+        try await execute(
             """
             INSERT INTO state_changes
                 (store, purchase_id, from_state, to_state, expires_at, observed_at, cause_source, cause_event,
                  cause_reference)
-            VALUES (\(bind: change.key.store.rawValue), \(bind: change.key.id), \(bind: change.from?.rawValue),
-                    \(bind: change.to.rawValue), \(bind: StoredTime.milliseconds(change.expiresAt)),
-                    \(bind: StoredTime.milliseconds(change.observedAt)), \(bind: change.cause.source.rawValue),
-                    \(bind: change.cause.event), \(bind: change.cause.reference))
+            VALUES \(values.joined(separator: ", "))
             """)
     }
 
@@ -402,7 +488,7 @@ struct SQLStorageTransaction: StorageTransaction {
 
     // MARK: Ledger
 
-    private static let ledgerColumns = """
+    static let ledgerColumns = """
         customer_id, balance, amount, reason, idempotency_key, transaction_id, created_at
         """
 
@@ -416,6 +502,7 @@ struct SQLStorageTransaction: StorageTransaction {
     }
 
     func appendLedgerEntry(_ entry: LedgerEntry) async throws -> LedgerEntry {
+        if let kept = batch.appendLedgerEntry(entry) { return kept }
         // RETURNING gives our row when it was inserted: one statement in the usual case.
         if let inserted = try await row(
             """
@@ -449,8 +536,9 @@ struct SQLStorageTransaction: StorageTransaction {
     }
 
     func balances(of customer: CustomerID) async throws -> [String: Int] {
+        if let cached = batch.read({ $0.balances[customer] }) { return cached }
         // Running totals, kept by a trigger on every ledger insert (migration 14).
-        let sums = try await rows(
+        let sums = try await select(
             """
             SELECT balance, total FROM ledger_balances WHERE customer_id = \(bind: customer.rawValue)
             """)
@@ -475,8 +563,9 @@ struct SQLStorageTransaction: StorageTransaction {
     }
 
     func ledgerPostedByCustomer(transactionID: String) async throws -> [CustomerID: LedgerPosted] {
+        if let cached = batch.read({ $0.ledgerPosted[transactionID] }) { return cached }
         var posted: [CustomerID: LedgerPosted] = [:]
-        for found in try await rows(
+        for found in try await select(
             """
             SELECT customer_id, CAST(SUM(amount) AS BIGINT) AS total, CAST(COUNT(*) AS BIGINT) AS entries
             FROM ledger_entries WHERE transaction_id = \(bind: transactionID) GROUP BY customer_id

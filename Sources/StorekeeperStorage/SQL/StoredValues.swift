@@ -18,6 +18,11 @@ enum StoredTime {
     static func date(_ milliseconds: Int64) -> Date {
         Date(timeIntervalSince1970: Double(milliseconds) / 1000)
     }
+
+    /// `date` as it reads back once stored.
+    static func rounded(_ date: Date) -> Date {
+        self.date(milliseconds(date))
+    }
 }
 
 /// Reads one column of a result row, turning anything unreadable into ``StorageError/Reason/corrupt``.
