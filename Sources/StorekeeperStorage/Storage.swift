@@ -161,6 +161,10 @@ public protocol StorageTransaction: ConsoleQueries, OverviewRollupQueries, Senda
     /// Stores the notification unless one with its store and dedupe key exists; returns whether it
     /// was new.
     func insertNotification(_ notification: InboxNotification) async throws -> Bool
+    /// Stores each notification unless one with its store and dedupe key exists (or comes earlier
+    /// in `notifications`), in a few multi-row statements; returns, per notification in order,
+    /// whether it was new.
+    func insertNotifications(_ notifications: [InboxNotification]) async throws -> [Bool]
     func notification(store: Store, dedupeKey: String) async throws -> InboxNotification?
     /// Pending or failed notifications due at `now`, oldest first, leased to the caller: their
     /// `nextAttemptAt` moves to `now + lease` so other workers skip them (on PostgreSQL rows

@@ -43,11 +43,7 @@ public struct NotificationInbox: Sendable {
         self.logger = logger
         self.onProcessed = onProcessed
         self.inserts = GroupCommitter(maxBatch: 256) { [storage] items in
-            try await storage.transaction { transaction in
-                var inserted: [Bool] = []
-                for item in items { inserted.append(try await transaction.insertNotification(item)) }
-                return inserted
-            }
+            try await storage.transaction { try await $0.insertNotifications(items) }
         }
     }
 

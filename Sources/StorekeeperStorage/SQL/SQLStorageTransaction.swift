@@ -633,24 +633,65 @@ struct SQLStorageTransaction: StorageTransaction {
     }
 
     func insertNotification(_ notification: InboxNotification) async throws -> Bool {
-        let inserted = try await rows(
-            """
-            INSERT INTO inbox (\(unsafeRaw: Self.inboxStateColumns))
-            VALUES (\(bind: notification.store.rawValue), \(bind: notification.dedupeKey),
-                    \(bind: StoredTime.milliseconds(notification.receivedAt)),
-                    \(bind: notification.status.rawValue), \(bind: notification.attempts),
-                    \(bind: StoredTime.milliseconds(notification.nextAttemptAt)), \(bind: notification.lastError),
-                    \(bind: StoredTime.milliseconds(notification.processedAt)))
-            ON CONFLICT (store, dedupe_key) DO NOTHING RETURNING dedupe_key
-            """)
-        guard !inserted.isEmpty else { return false }
-        try await run(
-            """
-            INSERT INTO inbox_payloads (store, dedupe_key, body, verified)
-            VALUES (\(bind: notification.store.rawValue), \(bind: notification.dedupeKey),
-                    \(flavor.blob(notification.body)), \(bind: notification.verified))
-            """)
-        return true
+        try await insertNotifications([notification]).first ?? false
+    }
+
+    func insertNotifications(_ notifications: [InboxNotification]) async throws -> [Bool] {
+        guard !notifications.isEmpty else { return [] }
+        try await beforeStatement(writes: true)
+        var inserted = Set<NotificationKey>()
+        for chunk in notifications.chunked(Self.rowsPerStatement) {
+            let values = chunk.map { notification -> SQLQueryString in
+                """
+                (\(bind: notification.store.rawValue), \(bind: notification.dedupeKey),
+                 \(bind: StoredTime.milliseconds(notification.receivedAt)),
+                 \(bind: notification.status.rawValue), \(bind: notification.attempts),
+                 \(bind: StoredTime.milliseconds(notification.nextAttemptAt)), \(bind: notification.lastError),
+                 \(bind: StoredTime.milliseconds(notification.processedAt)))
+                """
+            }
+            // A key twice in one statement is inserted once: the second is a conflict with the first.
+            for row in try await fetch(
+                """
+                INSERT INTO inbox (\(unsafeRaw: Self.inboxStateColumns))
+                VALUES \(values.joined(separator: ", "))
+                ON CONFLICT (store, dedupe_key) DO NOTHING RETURNING store, dedupe_key
+                """)
+            {
+                let reader = RowReader(row: row, table: "inbox")
+                inserted.insert(
+                    NotificationKey(
+                        store: try reader.raw("store", as: Store.self), dedupeKey: try reader.string("dedupe_key")))
+            }
+        }
+        // Each inserted key is new for its first notification only.
+        var outcomes: [Bool] = []
+        var new: [InboxNotification] = []
+        var seen = Set<NotificationKey>()
+        for notification in notifications {
+            let key = NotificationKey(store: notification.store, dedupeKey: notification.dedupeKey)
+            let isNew = inserted.contains(key) && seen.insert(key).inserted
+            outcomes.append(isNew)
+            if isNew { new.append(notification) }
+        }
+        for chunk in new.chunked(Self.rowsPerStatement) {
+            let values = chunk.map { notification -> SQLQueryString in
+                """
+                (\(bind: notification.store.rawValue), \(bind: notification.dedupeKey),
+                 \(flavor.blob(notification.body)), \(bind: notification.verified))
+                """
+            }
+            try await execute(
+                """
+                INSERT INTO inbox_payloads (store, dedupe_key, body, verified) VALUES \(values.joined(separator: ", "))
+                """)
+        }
+        return outcomes
+    }
+
+    private struct NotificationKey: Hashable {
+        var store: Store
+        var dedupeKey: String
     }
 
     func notification(store: Store, dedupeKey: String) async throws -> InboxNotification? {
