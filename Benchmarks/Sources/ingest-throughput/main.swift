@@ -19,7 +19,7 @@ import StorekeeperStorage
 //
 // Run in release (see Benchmarks/README.md):
 //     swift run -c release --package-path Benchmarks ingest-throughput [sqlite|postgres]
-//         [--instances N] [--count C] [--concurrency K]
+//         [--instances N] [--count C] [--concurrency K] [--customers N] [--workers W]
 // PostgreSQL needs STOREKEEPER_BENCH_POSTGRES_URL (the URL `.ci/postgres.sh` prints).
 //
 // The purchases are consumables credited to one customer (the default), or spread round robin over
@@ -52,6 +52,8 @@ struct Arguments {
     var webhooks = false
     var backlog = false
     var customers = 1
+    /// Processing loops per instance (`processing.workers`; the server's default when not given).
+    var workers: Int?
 
     init(_ arguments: [String]) throws {
         var rest = arguments[...]
@@ -70,9 +72,10 @@ struct Arguments {
             case "--webhooks": webhooks = true
             case "--backlog": backlog = true
             case "--customers": customers = try number()
+            case "--workers": workers = try number()
             default:
                 throw BenchmarkError(
-                    "usage: ingest-throughput [sqlite|postgres] [--instances N] [--count C] [--concurrency K] [--customers N] [--webhooks | --backlog]"
+                    "usage: ingest-throughput [sqlite|postgres] [--instances N] [--count C] [--concurrency K] [--customers N] [--workers W] [--webhooks | --backlog]"
                 )
             }
         }
@@ -100,7 +103,8 @@ defer { try? FileManager.default.removeItem(at: directory) }
 var options = SimulatedDeployment.Options(
     start: Date(), storageURL: storageURL, directory: directory,
     processing: ProcessingSettings(
-        initialRetryDelay: 0.05, maxRetryDelay: 1, pollInterval: 0.05, catchUp: CatchUpSettings(enabled: false)),
+        initialRetryDelay: 0.05, maxRetryDelay: 1, pollInterval: 0.05, catchUp: CatchUpSettings(enabled: false),
+        workers: arguments.workers ?? ProcessingSettings().workers),
     simulatorSeed: UInt64.random(in: 1...UInt64.max), logger: logger)
 let (instances, count, concurrency) = (arguments.instances, arguments.count, arguments.concurrency)
 if arguments.webhooks {
