@@ -1,0 +1,86 @@
+import Foundation
+import Storekeeper
+import Testing
+
+@testable import StorekeeperStorage
+
+/// What ``StorageTransaction/beginBatch(_:)`` promises on every backend: what it read ahead answers
+/// as the database would, given the transaction's own writes; kept writes reach the database before
+/// any other statement and before the commit; a write outside the batch drops what was read ahead;
+/// a failed savepoint takes what it kept with it.
+@Suite(.serialized) struct BatchConformanceTests {
+    struct Refused: Error {}
+
+    @Test(arguments: Backend.available)
+    func keptWritesAreSentBeforeOtherStatementsAndAtTheCommit(backend: Backend) async throws {
+        try await TestDatabase.withFresh(backend) { storage, _ async throws in
+            let owner = makeCustomer("owner")
+            let key = PurchaseKey.appStore("2000000001")
+            try await storage.transaction { try await $0.insertCustomer(owner) }
+            try await storage.transaction { transaction async throws in
+                try await transaction.beginBatch(BatchReads(purchases: [key], accountTokens: [owner.appAccountToken]))
+                #expect(try await transaction.purchase(key) == nil)
+                #expect(try await transaction.customer(appAccountToken: owner.appAccountToken) == owner)
+                try await transaction.savePurchase(fullPurchase(key, customer: owner.id))
+                try await transaction.appendStateChange(
+                    StateChange(
+                        key: key, from: nil, to: .active, expiresAt: nil, observedAt: at(1),
+                        cause: ChangeCause(source: .submission)))
+                // Read back from memory, then by statements the batch does not answer.
+                #expect(try await transaction.purchase(key) == fullPurchase(key, customer: owner.id))
+                #expect(try await transaction.purchases(of: owner.id) == [fullPurchase(key, customer: owner.id)])
+                #expect(try await transaction.stateChanges(of: key).map(\.to) == [.active])
+                // Kept after a statement, sent at the commit.
+                let entry = try await transaction.appendLedgerEntry(
+                    LedgerEntry(
+                        customerID: owner.id, balance: "coins", amount: 100, reason: .purchase, idempotencyKey: "k-1",
+                        transactionID: "t-1", createdAt: at(2)))
+                #expect(entry.amount == 100)
+            }
+            try await storage.transaction { transaction async throws in
+                #expect(try await transaction.purchase(key) == fullPurchase(key, customer: owner.id))
+                #expect(try await transaction.balances(of: owner.id) == ["coins": 100])
+                #expect(try await transaction.ledgerEntries(of: owner.id).map(\.idempotencyKey) == ["k-1"])
+            }
+        }
+    }
+
+    @Test(arguments: Backend.available)
+    func aWriteOutsideTheBatchDropsWhatWasReadAhead(backend: Backend) async throws {
+        try await TestDatabase.withFresh(backend) { storage, _ async throws in
+            let key = PurchaseKey.googlePlay("token-1")
+            try await storage.transaction { try await $0.savePurchase(minimalPurchase(key)) }
+            try await storage.transaction { transaction async throws in
+                try await transaction.beginBatch(BatchReads(purchases: [key]))
+                #expect(try await transaction.purchase(key)?.app == nil)
+                // Changes the row behind what was read ahead.
+                #expect(try await transaction.assignApp(AppID("com.example.app"), toPurchasesOf: .googlePlay) == 1)
+                #expect(try await transaction.purchase(key)?.app == AppID("com.example.app"))
+            }
+        }
+    }
+
+    @Test(arguments: Backend.available)
+    func aFailedSavepointTakesWhatItKeptWithIt(backend: Backend) async throws {
+        try await TestDatabase.withFresh(backend) { storage, _ async throws in
+            let kept = PurchaseKey.appStore("2000000002")
+            let undone = PurchaseKey.appStore("2000000003")
+            try await storage.transaction { transaction async throws in
+                try await transaction.beginBatch(BatchReads(purchases: [kept, undone]))
+                try await transaction.savePurchase(minimalPurchase(kept))
+                await #expect(throws: Refused.self) {
+                    try await transaction.savepoint {
+                        try await transaction.savePurchase(minimalPurchase(undone))
+                        throw Refused()
+                    }
+                }
+                #expect(try await transaction.purchase(undone) == nil)
+                #expect(try await transaction.purchase(kept) == minimalPurchase(kept))
+            }
+            try await storage.transaction { transaction async throws in
+                #expect(try await transaction.purchase(kept) == minimalPurchase(kept))
+                #expect(try await transaction.purchase(undone) == nil)
+            }
+        }
+    }
+}
