@@ -21,7 +21,7 @@ struct WebhookBenchmark {
         // Each deployment on its own database (the same seed makes the same store ids).
         var baselineOptions = options
         baselineOptions.directory = options.directory.appendingPathComponent("baseline")
-        let baseline = try await Self.withFreshDatabase(baselineOptions) { baselineOptions in
+        let baseline = try await withFreshDatabase(baselineOptions) { baselineOptions in
             try await SimulatedDeployment.withRunning(baselineOptions) { deployment in
                 try await IngestRun(
                     deployment: deployment, instanceURLs: [deployment.baseURL], count: count,
@@ -57,7 +57,7 @@ struct WebhookBenchmark {
                     ],
                     pollInterval: 0.05)
             }
-            let result = try await Self.withFreshDatabase(options) { options in
+            let result = try await withFreshDatabase(options) { options in
                 try await SimulatedDeployment.withRunning(options) { deployment in
                     let start = ContinuousClock.now
                     let ingest = try await IngestRun(
@@ -92,45 +92,5 @@ struct WebhookBenchmark {
                 + "\(Int(withDelivery.ingestRate))/s with (\(format(slowdown))% slower); "
                 + "\(delivered) events delivered at \(Int(Double(delivered) / seconds))/s "
                 + "(receiver counted \(received.withLock { $0 }))")
-    }
-}
-
-extension WebhookBenchmark {
-    /// Runs `body` with `options`, on PostgreSQL with the storage URL of a fresh database created on
-    /// the server `options.storageURL` names and dropped afterwards (SQLite: as they are, a file in
-    /// the options' directory).
-    static func withFreshDatabase<Result: Sendable>(
-        _ options: SimulatedDeployment.Options, _ body: (SimulatedDeployment.Options) async throws -> Result
-    ) async throws -> Result {
-        guard let serverURL = options.storageURL else { return try await body(options) }
-        let location = try PostgresLocation(url: serverURL)
-        let name = "storekeeper_bench_\(UUID().uuidString.lowercased().replacingOccurrences(of: "-", with: ""))"
-        func admin(_ sql: String) async throws {
-            let connection = try await PostgresConnection.connect(
-                configuration: PostgresConnection.Configuration(
-                    host: location.host, port: location.port, username: location.username,
-                    password: location.password, database: location.database, tls: .disable),
-                id: 1, logger: options.logger)
-            do {
-                _ = try await connection.query(PostgresQuery(unsafeSQL: sql), logger: options.logger).collect()
-            } catch {
-                try? await connection.close()
-                throw error
-            }
-            try await connection.close()
-        }
-        try await admin("CREATE DATABASE \(name)")
-        var components = URLComponents(string: serverURL)
-        components?.path = "/" + name
-        var fresh = options
-        fresh.storageURL = components?.string ?? serverURL
-        do {
-            let result = try await body(fresh)
-            try await admin("DROP DATABASE IF EXISTS \(name) WITH (FORCE)")
-            return result
-        } catch {
-            try? await admin("DROP DATABASE IF EXISTS \(name) WITH (FORCE)")
-            throw error
-        }
     }
 }

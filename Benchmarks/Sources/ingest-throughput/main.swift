@@ -41,8 +41,9 @@ import StorekeeperStorage
 //
 //     backlog sqlite: <N> notifications processed at <P>/s (first half <A>/s, second half <B>/s); verifier alone: <M>/s
 //
-// On PostgreSQL each of the two deployments gets a fresh database on the server
-// STOREKEEPER_BENCH_POSTGRES_URL names (created, then dropped).
+// On PostgreSQL every run gets a fresh database on the server STOREKEEPER_BENCH_POSTGRES_URL
+// names (created, then dropped; with --webhooks, one for each of its two deployments): on the URL's
+// own database, rows piled up from run to run and later runs were slower.
 
 struct Arguments {
     var storage = "sqlite"
@@ -114,22 +115,28 @@ if arguments.webhooks {
     exit(0)
 }
 if arguments.backlog {
-    let line = try await SimulatedDeployment.withRunning(options) { deployment in
-        try await IngestRun(
-            deployment: deployment, instanceURLs: [deployment.baseURL], count: count, concurrency: concurrency,
-            customers: arguments.customers
-        )
-        .runBacklog()
+    let customers = arguments.customers
+    let line = try await withFreshDatabase(options) { [count, concurrency, customers] options in
+        try await SimulatedDeployment.withRunning(options) { deployment in
+            try await IngestRun(
+                deployment: deployment, instanceURLs: [deployment.baseURL], count: count, concurrency: concurrency,
+                customers: customers
+            )
+            .runBacklog()
+        }
     }
     print("backlog \(arguments.storage): \(line)")
     exit(0)
 }
-let result = try await SimulatedDeployment.withRunning(options) { deployment in
-    try await withInstances(instances, of: deployment, urls: [deployment.baseURL]) { urls in
-        try await IngestRun(
-            deployment: deployment, instanceURLs: urls, count: count, concurrency: concurrency,
-            customers: arguments.customers
-        ).run()
+let customers = arguments.customers
+let result = try await withFreshDatabase(options) { [instances, count, concurrency, customers] options in
+    try await SimulatedDeployment.withRunning(options) { deployment in
+        try await withInstances(instances, of: deployment, urls: [deployment.baseURL]) { urls in
+            try await IngestRun(
+                deployment: deployment, instanceURLs: urls, count: count, concurrency: concurrency,
+                customers: customers
+            ).run()
+        }
     }
 }
 print(
