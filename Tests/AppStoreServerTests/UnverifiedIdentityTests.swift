@@ -39,6 +39,25 @@ import Testing
         #expect(none.bundle == nil && none.environment == nil)
     }
 
+    /// Routing reads only the identity fields; what it reads is what the whole payload, as
+    /// verification decodes it, claims — every field, in every shape.
+    @Test func theRoutingReadClaimsWhatTheWholePayloadClaims() throws {
+        let payloads = [
+            #"{"notificationType":"DID_RENEW","notificationUUID":"u","signedDate":1700000000000,"data":{"appAppleId":7,"bundleId":"com.a","bundleVersion":"1","environment":"Sandbox","signedTransactionInfo":"eyJ.x.y","signedRenewalInfo":"eyJ.z.w","status":1,"consumptionRequestReason":"UNINTENDED_PURCHASE"}}"#,
+            #"{"notificationType":"DID_RENEW","data":{"bundleId":"com.a","environment":"Xcode"}}"#,
+            #"{"notificationType":"RENEWAL_EXTENSION","subtype":"SUMMARY","summary":{"bundleId":"com.b","environment":"Production","appAppleId":2,"requestIdentifier":"r","succeededCount":3}}"#,
+            #"{"notificationType":"EXTERNAL_PURCHASE_TOKEN","externalPurchaseToken":{"externalPurchaseId":"SANDBOX_1","bundleId":"com.c","appAppleId":3}}"#,
+            #"{"notificationType":"EXTERNAL_PURCHASE_TOKEN","externalPurchaseToken":{"externalPurchaseId":"f1","bundleId":"com.c"}}"#,
+            #"{"notificationType":"RESCIND_CONSENT","appData":{"bundleId":"com.d","environment":"Production","appAppleId":4}}"#,
+            #"{"notificationType":"TEST","somethingNew":{"bundleId":"com.e"}}"#,
+        ]
+        for payload in payloads {
+            let json = Data(payload.utf8)
+            let whole = try AppStoreJSON.makeDecoder().decode(NotificationPayload.self, from: json).claimedIdentity
+            #expect(try NotificationPayload.unverifiedClaim(fromJSON: json) == whole, "\(payload)")
+        }
+    }
+
     @Test func whatIsNotAJWSOrAPayloadIsRefusedAsVerificationWouldBe() {
         #expect(throws: SignedDataVerificationError.self) {
             _ = try ClaimedAppIdentity.unverified("not a jws", as: NotificationPayload.self)

@@ -7,6 +7,16 @@ public protocol SignedPayload: Decodable, Sendable {
     var verificationDate: Date? { get }
     /// The app identity the payload carries, checked against the verifier's configuration.
     var claimedIdentity: ClaimedAppIdentity { get }
+    /// What a payload of this type claims about its app, read from its JSON before anything is
+    /// verified (``ClaimedAppIdentity/unverified(_:as:maxLength:)``): by default the whole payload
+    /// decoded; a type may read only the fields its claim is made of.
+    static func unverifiedClaim(fromJSON json: Data) throws -> ClaimedAppIdentity
+}
+
+extension SignedPayload {
+    public static func unverifiedClaim(fromJSON json: Data) throws -> ClaimedAppIdentity {
+        try AppStoreJSON.makeDecoder().decode(Self.self, from: json).claimedIdentity
+    }
 }
 
 /// What a payload says about the app it belongs to. A field a payload type does not carry is

@@ -14,7 +14,7 @@ extension ClaimedAppIdentity {
         let jws = try CompactJWS(parsing: token, maxLength: maxLength)
         let bytes = try jws.decodePayload()
         do {
-            return try AppStoreJSON.makeDecoder().decode(Payload.self, from: bytes).claimedIdentity
+            return try Payload.unverifiedClaim(fromJSON: bytes)
         } catch {
             throw SignedDataVerificationError(.malformedPayload, "the payload is not a valid \(Payload.self)")
         }
