@@ -86,6 +86,39 @@ final class SettableWallClock: WallClock {
         }
     }
 
+    /// A call that wakes long after its turn (a starved process) does not go on it: it takes a
+    /// new turn, and the missed one stays counted, so it cannot arrive together with the calls of
+    /// later turns.
+    @Test(arguments: ServerBackend.available)
+    func aCallThatWakesLateTakesANewTurn(_ backend: ServerBackend) async throws {
+        try await withTwoStorages(backend) { storages in
+            let clock = SettableWallClock(Self.start)
+            let limits = QuotaLimits(
+                buckets: [:], overall: [QuotaLimit(requests: 1, per: .seconds(10))], maxWait: .seconds(60))
+            let wakes = Mutex(0)
+            let quota = SharedQuota(
+                scope: "google-play:late", limits: limits, storage: storages[0], clock: clock,
+                sleep: { duration in
+                    // The first wake comes 3 s after the turn; the others on time.
+                    let late = wakes.withLock { count in
+                        count += 1
+                        return count == 1
+                    }
+                    let seconds = Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18
+                    clock.set(clock.now().addingTimeInterval(seconds + (late ? 3 : 0)))
+                })
+            let bucket = QuotaBucket.appStoreServerAPI
+            try await quota.acquire(bucket)  // its turn at once
+            try await quota.acquire(bucket)  // turn at 10 s, woke at 13 s: a new turn at 20 s
+            #expect(clock.now() == Self.start.addingTimeInterval(20))
+            #expect(wakes.withLock { $0 } == 2)
+            let stored = try await storages[1].transaction {
+                try await $0.quotaAdmissions(scope: "google-play:late", after: 0, since: .distantPast)
+            }
+            #expect(stored.map { $0.time.timeIntervalSince(Self.start) }.suffix(2) == [10, 20])
+        }
+    }
+
     /// Two instances race for the last 3 slots of a limit with 20 calls at once: exactly 3 are
     /// admitted; the others are refused (their turn would be an hour away).
     @Test(arguments: ServerBackend.available)
