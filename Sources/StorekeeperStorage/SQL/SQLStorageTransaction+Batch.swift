@@ -57,11 +57,10 @@ extension SQLStorageTransaction {
     private func readCustomers(tokens: [UUID], into cache: inout SQLBatch.Cache) async throws {
         guard !tokens.isEmpty else { return }
         for token in tokens { cache.customersByToken[token] = .some(nil) }
-        let list = tokens.map { token -> SQLQueryString in "\(bind: token.uuidString)" }
         for row in try await fetch(
             """
             SELECT \(unsafeRaw: Self.customerColumns) FROM customers
-            WHERE app_account_token IN (\(list.joined(separator: ", ")))
+            WHERE app_account_token IN (\(Self.list(tokens.map(\.uuidString))))
             """)
         {
             let customer = try customer(from: row)
@@ -103,12 +102,11 @@ extension SQLStorageTransaction {
     private func readLedgerPosted(transactionIDs: [String], into cache: inout SQLBatch.Cache) async throws {
         guard !transactionIDs.isEmpty else { return }
         for id in transactionIDs { cache.ledgerPosted[id] = [:] }
-        let list = transactionIDs.map { id -> SQLQueryString in "\(bind: id)" }
         for row in try await fetch(
             """
             SELECT transaction_id, customer_id, CAST(SUM(amount) AS BIGINT) AS total,
                    CAST(COUNT(*) AS BIGINT) AS entries
-            FROM ledger_entries WHERE transaction_id IN (\(list.joined(separator: ", ")))
+            FROM ledger_entries WHERE transaction_id IN (\(Self.list(transactionIDs)))
             GROUP BY transaction_id, customer_id
             """)
         {
@@ -122,11 +120,10 @@ extension SQLStorageTransaction {
     private func readEntitlementPurchases(of customers: [CustomerID], into cache: inout SQLBatch.Cache) async throws {
         guard !customers.isEmpty else { return }
         for customer in customers { cache.entitlementPurchases[customer] = [] }
-        let list = customers.map { customer -> SQLQueryString in "\(bind: customer.rawValue)" }
         for row in try await fetch(
             """
             SELECT \(unsafeRaw: Self.purchaseColumns) FROM purchases
-            WHERE customer_id IN (\(list.joined(separator: ", "))) AND kind <> 'consumable' ORDER BY store, id
+            WHERE customer_id IN (\(Self.list(customers.map(\.rawValue)))) AND kind <> 'consumable' ORDER BY store, id
             """)
         {
             let purchase = try purchase(from: row)
@@ -148,12 +145,11 @@ extension SQLStorageTransaction {
     }
 
     private func balanceRows(of customers: [CustomerID], locking: Bool) async throws -> [CustomerID: [String: Int]] {
-        let list = customers.map { customer -> SQLQueryString in "\(bind: customer.rawValue)" }
         var balances: [CustomerID: [String: Int]] = [:]
         for row in try await fetch(
             """
             SELECT customer_id, balance, total FROM ledger_balances
-            WHERE customer_id IN (\(list.joined(separator: ", ")))
+            WHERE customer_id IN (\(Self.list(customers.map(\.rawValue))))
             ORDER BY customer_id, balance\(unsafeRaw: locking ? flavor.lockForUpdate : "")
             """)
         {
@@ -232,6 +228,11 @@ extension SQLStorageTransaction {
             SELECT pg_advisory_xact_lock(hashtextextended(name, 0))
             FROM (VALUES \(values.joined(separator: ", "))) AS names (name) ORDER BY name
             """)
+    }
+
+    /// `?, ?, …`: bound values for `a IN (…)`.
+    static func list(_ values: [String]) -> SQLQueryString {
+        values.map { value -> SQLQueryString in "\(bind: value)" }.joined(separator: ", ")
     }
 
     /// `(?, ?), (?, ?), …`: bound pairs for `(a, b) IN (VALUES …)`.
