@@ -4,7 +4,6 @@ import StoreCore
 import Storekeeper
 import StorekeeperServer
 import StorekeeperStorage
-import TestSupport
 import Testing
 
 /// Facts recorded in one transaction that read ahead (``StorageTransaction/beginBatch(_:)``) leave
@@ -183,18 +182,7 @@ import Testing
     static func withStorage<Result: Sendable>(
         _ backend: ServerBackend, _ body: (any Storage) async throws -> Result
     ) async throws -> Result {
-        switch backend {
-        case .sqlite:
-            let directory = FileManager.default.temporaryDirectory.appendingPathComponent("storekeeper-batch-\(UUID())")
-            try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-            defer { try? FileManager.default.removeItem(at: directory) }
-            return try await withStorage(at: directory.appendingPathComponent("storekeeper.sqlite").path, body)
-        case .postgresql:
-            let serverURL = try #require(PostgresAdmin.serverURL)
-            return try await PostgresAdmin.withFreshDatabase(serverURL: serverURL) {
-                try await withStorage(at: $0, body)
-            }
-        }
+        try await backend.withFreshDatabase { try await withStorage(at: $0, body) }
     }
 
     static func withStorage<Result: Sendable>(at url: String, _ body: (any Storage) async throws -> Result)

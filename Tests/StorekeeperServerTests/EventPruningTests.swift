@@ -39,7 +39,7 @@ import Testing
         configuredEndpoint: Bool = false,
         _ body: @Sendable (any TestClientProtocol, StorekeeperApplication) async throws -> Void
     ) async throws {
-        try await WebhookEndpointRoutesTests.withDatabase(backend) { url in
+        try await backend.withFreshDatabase { url in
             let storage = try await StorageFactory.open(url, logger: TemporaryStorage.quietLogger)
             do {
                 try await storage.migrate()

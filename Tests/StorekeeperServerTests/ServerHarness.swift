@@ -185,4 +185,21 @@ enum ServerBackend: String, CaseIterable, Sendable, CustomTestStringConvertible 
     var testDescription: String { rawValue }
 
     static let available: [ServerBackend] = PostgresAdmin.serverURL == nil ? [.sqlite] : [.sqlite, .postgresql]
+
+    /// Runs `body` with the storage URL of a fresh database of this backend: a file in a
+    /// temporary directory, or a database created on the PostgreSQL test server (both removed
+    /// afterwards).
+    func withFreshDatabase<Result>(_ body: (String) async throws -> Result) async throws -> Result {
+        switch self {
+        case .sqlite:
+            let directory = FileManager.default.temporaryDirectory.appendingPathComponent("storekeeper-test-\(UUID())")
+            try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+            defer { try? FileManager.default.removeItem(at: directory) }
+            return try await body(directory.appendingPathComponent("storekeeper.sqlite").path)
+        case .postgresql:
+            let serverURL = try #require(
+                PostgresAdmin.serverURL, "PostgreSQL tests ran without STOREKEEPER_TEST_POSTGRES_URL")
+            return try await PostgresAdmin.withFreshDatabase(serverURL: serverURL) { try await body($0) }
+        }
+    }
 }

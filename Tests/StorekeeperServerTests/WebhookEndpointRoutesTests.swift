@@ -39,23 +39,6 @@ import Testing
         return configuration
     }
 
-    /// A fresh database of `backend` (its storage URL) for `body`.
-    static func withDatabase(_ backend: ServerBackend, _ body: (String) async throws -> Void) async throws {
-        switch backend {
-        case .sqlite:
-            let directory = FileManager.default.temporaryDirectory.appendingPathComponent("storekeeper-hooks-\(UUID())")
-            try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-            defer { try? FileManager.default.removeItem(at: directory) }
-            try await body(directory.appendingPathComponent("storekeeper.sqlite").path)
-        case .postgresql:
-            guard let serverURL = PostgresAdmin.serverURL else {
-                Issue.record("PostgreSQL tests ran without STOREKEEPER_TEST_POSTGRES_URL")
-                return
-            }
-            try await PostgresAdmin.withFreshDatabase(serverURL: serverURL) { try await body($0) }
-        }
-    }
-
     /// An application on its own storage of the database at `url`.
     static func withApplication(
         _ url: String, clock: ManualClock, _ body: (StorekeeperApplication) async throws -> Void
@@ -78,7 +61,7 @@ import Testing
         _ backend: ServerBackend,
         _ body: @Sendable (any TestClientProtocol, StorekeeperApplication, String) async throws -> Void
     ) async throws {
-        try await withDatabase(backend) { url in
+        try await backend.withFreshDatabase { url in
             try await withApplication(url, clock: ManualClock(start)) { application in
                 let app = Application(router: application.makeRouter(), logger: TemporaryStorage.quietLogger)
                 try await app.test(.router) { client in try await body(client, application, url) }
