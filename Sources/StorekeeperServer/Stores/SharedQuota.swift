@@ -45,8 +45,8 @@ public final class SharedQuota: RequestQuota {
         self.seen = Mutex(Seen(log: QuotaLog(limits: limits)))
     }
 
-    /// How long after its turn a call may still go. The store counts calls as they arrive: one sent
-    /// much later than its turn (its process starved of CPU, its reservation slow to commit) would
+    /// How long after its turn a call that waited for it may still go. The store counts calls as
+    /// they arrive: one sent much later than its turn (its process starved of CPU while it slept) would
     /// arrive together with the calls of later turns, more of them in one window than the limit.
     /// Such a call takes a new turn instead; the one it missed stays counted, which only makes the
     /// quota a little stricter. (The two-instance test under a loaded machine saw 12 calls arrive
@@ -58,7 +58,10 @@ public final class SharedQuota: RequestQuota {
         while true {
             let turn = try await reserve(bucket)
             let wait = turn.timeIntervalSince(clock.now())
-            if wait > 0 { try await sleep(.milliseconds(Int64((wait * 1000).rounded(.up)))) }
+            // A turn that is due goes at once (however long its reservation waited for the scope's
+            // lock: what it waited behind are calls of earlier turns).
+            guard wait > 0 else { return }
+            try await sleep(.milliseconds(Int64((wait * 1000).rounded(.up))))
             // Bounded: every missed turn stays counted, so turns move away until one is further
             // than `maxWait` and `reserve` refuses.
             if clock.now().timeIntervalSince(turn) <= Self.lateness { return }
