@@ -67,7 +67,12 @@ import Testing
             // Without either, nothing is made up: the body is verified, and refused.
             unverifiable.verified = nil
             await #expect(throws: ServerError.self) { try await adapter.interpret(unverifiable) }
-            // The record holds the decoded payloads, not the signed strings they came from.
+            // The record holds the decoded payloads, not the signed strings they came from: the
+            // notification as verified, without them (its nested payloads go in as signed).
+            let appStore = try #require(adapter as? AppStoreAdapter)
+            let verified = try await appStore.verifiedNotification(body: stored.body)
+            #expect(verified.transaction != nil)
+            #expect(VerifiedNotificationRecord.decode(kept) == verified.withoutSignedFields)
             #expect(kept.count < stored.body.count)
             #expect(!String(decoding: kept, as: UTF8.self).contains("signedTransactionInfo\":\"ey"))
 

@@ -108,6 +108,14 @@ public struct SignedDataVerifier: Sendable {
     public func verify<Payload: SignedPayload>(
         _ token: String, as payloadType: Payload.Type = Payload.self
     ) async throws(SignedDataVerificationError) -> Payload {
+        try await verifyKeepingJSON(token, as: payloadType).payload
+    }
+
+    /// Verifies `token` and decodes its payload as `Payload`; also returns the payload's JSON as
+    /// signed, for a caller that keeps it (re-encoding the decoded value costs more than the decode).
+    public func verifyKeepingJSON<Payload: SignedPayload>(
+        _ token: String, as payloadType: Payload.Type = Payload.self
+    ) async throws(SignedDataVerificationError) -> (payload: Payload, json: Data) {
         let jws = try CompactJWS(parsing: token, maxLength: configuration.maxInputBytes)
         let payloadBytes = try jws.decodePayload()
         let signatureBytes = try jws.decodeSignature()
@@ -158,7 +166,7 @@ public struct SignedDataVerifier: Sendable {
         }
 
         try checkIdentity(payload.claimedIdentity)
-        return payload
+        return (payload, payloadBytes)
     }
 
     /// Checks `alg` and `x5c` and returns the chain's cache key: the DER bytes of leaf and intermediate.

@@ -1,3 +1,5 @@
+public import Foundation
+
 /// A notification whose signed payload and every nested signed field verified.
 public struct VerifiedNotification: Sendable, Hashable {
     /// The notification's own payload.
@@ -10,28 +12,51 @@ public struct VerifiedNotification: Sendable, Hashable {
     public let appTransaction: AppTransaction?
 }
 
+extension VerifiedNotification {
+    /// The JSON each nested payload was signed as (nil where the notification has none).
+    public struct NestedJSON: Sendable, Hashable {
+        public let transaction: Data?
+        public let renewalInfo: Data?
+        public let appTransaction: Data?
+    }
+}
+
 extension SignedDataVerifier {
     /// Verifies a notification's `signedPayload`, then each signed field nested in it with the same
     /// configuration. A nested failure keeps its reason; its detail names the field.
     public func verifyNotification(_ signedPayload: String) async throws(SignedDataVerificationError)
         -> VerifiedNotification
     {
+        try await verifyNotificationKeepingJSON(signedPayload).notification
+    }
+
+    /// ``verifyNotification(_:)``, also returning the nested payloads' JSON as signed: what a caller
+    /// keeping the decoded payloads can store without encoding them again.
+    public func verifyNotificationKeepingJSON(_ signedPayload: String) async throws(SignedDataVerificationError)
+        -> (notification: VerifiedNotification, nestedJSON: VerifiedNotification.NestedJSON)
+    {
         let payload = try await verify(signedPayload, as: NotificationPayload.self)
-        return VerifiedNotification(
-            payload: payload,
-            transaction: try await verifyNested(payload.data?.signedTransactionInfo, "data.signedTransactionInfo"),
-            renewalInfo: try await verifyNested(payload.data?.signedRenewalInfo, "data.signedRenewalInfo"),
-            appTransaction: try await verifyNested(
-                payload.appData?.signedAppTransactionInfo, "appData.signedAppTransactionInfo")
+        let transaction: (JWSTransaction, Data)? = try await verifyNested(
+            payload.data?.signedTransactionInfo, "data.signedTransactionInfo")
+        let renewalInfo: (JWSRenewalInfo, Data)? = try await verifyNested(
+            payload.data?.signedRenewalInfo, "data.signedRenewalInfo")
+        let appTransaction: (AppTransaction, Data)? = try await verifyNested(
+            payload.appData?.signedAppTransactionInfo, "appData.signedAppTransactionInfo")
+        return (
+            VerifiedNotification(
+                payload: payload, transaction: transaction?.0, renewalInfo: renewalInfo?.0,
+                appTransaction: appTransaction?.0),
+            VerifiedNotification.NestedJSON(
+                transaction: transaction?.1, renewalInfo: renewalInfo?.1, appTransaction: appTransaction?.1)
         )
     }
 
     private func verifyNested<Payload: SignedPayload>(
         _ token: String?, _ field: String
-    ) async throws(SignedDataVerificationError) -> Payload? {
+    ) async throws(SignedDataVerificationError) -> (Payload, Data)? {
         guard let token else { return nil }
         do {
-            return try await verify(token, as: Payload.self)
+            return try await verifyKeepingJSON(token, as: Payload.self)
         } catch {
             throw SignedDataVerificationError(error.reason, "\(field): \(error.detail)")
         }

@@ -33,11 +33,12 @@ public struct AppStoreAdapter: StoreAdapter, TranslatesStoreErrors {
     /// Verifies the signed payload and every signed field in it, and keeps what verified (the
     /// decoded payloads, without the signed strings) for ``interpret(_:)``.
     public func accept(_ delivery: WebhookDelivery) async throws -> AcceptedDelivery {
-        let notification = try await verifiedNotification(body: delivery.body)
+        let (notification, nestedJSON) = try await verifiedNotificationKeepingJSON(body: delivery.body)
         guard let uuid = notification.payload.notificationUUID, !uuid.isEmpty else {
             throw ServerError(.malformedPayload, "the notification has no notificationUUID")
         }
-        return AcceptedDelivery(dedupeKey: uuid, verified: try VerifiedNotificationRecord.encode(notification))
+        return AcceptedDelivery(
+            dedupeKey: uuid, verified: try VerifiedNotificationRecord.encode(notification, nestedJSON: nestedJSON))
     }
 
     public func interpret(_ notification: InboxNotification) async throws -> NotificationChange {
@@ -104,13 +105,20 @@ public struct AppStoreAdapter: StoreAdapter, TranslatesStoreErrors {
     /// A notification request body (`{"signedPayload": …}`) verified by the verifier of the app and
     /// environment it claims — in `data`, `summary`, `externalPurchaseToken` or `appData`.
     func verifiedNotification(body: Data) async throws(ServerError) -> VerifiedNotification {
+        try await verifiedNotificationKeepingJSON(body: body).notification
+    }
+
+    /// ``verifiedNotification(body:)`` with the nested payloads' JSON as signed.
+    func verifiedNotificationKeepingJSON(body: Data) async throws(ServerError)
+        -> (notification: VerifiedNotification, nestedJSON: VerifiedNotification.NestedJSON)
+    {
         struct Body: Decodable { var signedPayload: String }
         guard let decoded = try? JSONDecoder().decode(Body.self, from: body) else {
             throw ServerError(.malformedPayload, "the body is not {\"signedPayload\": \"<JWS>\"}")
         }
         return try await translating {
             let identity = try ClaimedAppIdentity.unverified(decoded.signedPayload, as: NotificationPayload.self)
-            return try await apps.verifier(for: identity).verifyNotification(decoded.signedPayload)
+            return try await apps.verifier(for: identity).verifyNotificationKeepingJSON(decoded.signedPayload)
         }
     }
 
