@@ -22,7 +22,42 @@ final class JumpingClock: Clock, Sendable {
     func advance(by duration: Duration) { current.withLock { $0 = $0.advanced(by: duration) } }
 }
 
+/// A ``JumpingClock`` whose first sleep returns `lateness` after its deadline: a process too busy
+/// to wake its waiting call on time.
+final class OnceLateClock: Clock, Sendable {
+    typealias Instant = JumpingClock.Instant
+    private let base = JumpingClock()
+    private let lateness: Duration
+    private let slept = Mutex(0)
+    init(lateness: Duration) { self.lateness = lateness }
+    var now: Instant { base.now }
+    var minimumResolution: Duration { .nanoseconds(1) }
+    var sleeps: Int { slept.withLock { $0 } }
+    func sleep(until deadline: Instant, tolerance: Duration?) async throws {
+        let first = slept.withLock { count in
+            count += 1
+            return count == 1
+        }
+        try await base.sleep(until: first ? deadline.advanced(by: lateness) : deadline, tolerance: tolerance)
+    }
+}
+
 @Suite struct QuotaLimiterTests {
+    /// The store counts when calls arrive: a call that went long after the turn it was given would
+    /// arrive together with the calls of later turns. It takes a new turn instead; the missed one
+    /// stays counted.
+    @Test func aCallThatWakesLateTakesANewTurn() async throws {
+        let clock = OnceLateClock(lateness: .seconds(3))
+        let limits = QuotaLimits(overall: [QuotaLimit(requests: 1, per: .seconds(10))], maxWait: .seconds(60))
+        let limiter = QuotaLimiter(limits: limits, clock: clock)
+        try await limiter.acquire(.voidedPurchases)  // at once
+        try await limiter.acquire(.voidedPurchases)  // turn at 10 s, woke at 13 s: a new turn at 20 s
+        #expect(clock.now.offset == .seconds(20))
+        #expect(clock.sleeps == 2)
+        try await limiter.acquire(.voidedPurchases)  // the next window after the new turn
+        #expect(clock.now.offset == .seconds(30))
+    }
+
     @Test func voidedPurchasesDefaultIsThirtyPerThirtySeconds() async throws {
         let clock = JumpingClock()
         let limiter = QuotaLimiter(limits: .googleDefaults, clock: clock)

@@ -45,14 +45,6 @@ public final class SharedQuota: RequestQuota {
         self.seen = Mutex(Seen(log: QuotaLog(limits: limits)))
     }
 
-    /// How long after its turn a call that waited for it may still go. The store counts calls as
-    /// they arrive: one sent much later than its turn (its process starved of CPU while it slept) would
-    /// arrive together with the calls of later turns, more of them in one window than the limit.
-    /// Such a call takes a new turn instead; the one it missed stays counted, which only makes the
-    /// quota a little stricter. (The two-instance test under a loaded machine saw 12 calls arrive
-    /// within 1.25 s under a limit of 10 per 2 s.)
-    public static let lateness: TimeInterval = 0.25
-
     public func acquire(_ bucket: QuotaBucket) async throws {
         guard !limits.isUnlimited else { return }
         while true {
@@ -62,9 +54,11 @@ public final class SharedQuota: RequestQuota {
             // lock: what it waited behind are calls of earlier turns).
             guard wait > 0 else { return }
             try await sleep(.milliseconds(Int64((wait * 1000).rounded(.up))))
-            // Bounded: every missed turn stays counted, so turns move away until one is further
-            // than `maxWait` and `reserve` refuses.
-            if clock.now().timeIntervalSince(turn) <= Self.lateness { return }
+            // A call that woke too late takes a new turn (``QuotaLimits/lateness``). Bounded: every
+            // missed turn stays counted, so turns move away until one is further than `maxWait` and
+            // `reserve` refuses.
+            let late = Self.offset(of: clock.now()) - Self.offset(of: turn)
+            if late <= QuotaLimits.lateness { return }
         }
     }
 
