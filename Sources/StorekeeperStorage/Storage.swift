@@ -318,6 +318,10 @@ public protocol StorageTransaction: ConsoleQueries, OverviewRollupQueries, Senda
     /// Deletes delivery attempts made before `cutoff`, oldest first, at most `limit`, stopping at
     /// the first younger one; returns how many.
     func pruneDeliveryAttempts(attemptedBefore cutoff: Date, limit: Int) async throws -> Int
+    /// Deletes processed notifications received before `cutoff`, with their payloads, oldest
+    /// first, at most `limit`; returns how many. Pending and failed ones are kept, whatever their
+    /// age.
+    func pruneNotifications(processedReceivedBefore cutoff: Date, limit: Int) async throws -> Int
 }
 
 /// What applying a batch of store facts will read, for ``StorageTransaction/beginBatch(_:)``.

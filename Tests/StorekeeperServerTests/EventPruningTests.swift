@@ -204,4 +204,42 @@ import Testing
             #expect(try await Self.positions(storage) == [event])  // events: kept forever
         }
     }
+
+    /// Processed notifications go after `retention.notifications`, in batches; one still to do
+    /// stays; with the retention off (nil) nothing goes.
+    @Test(arguments: ServerBackend.available) func processedNotificationsGoAfterTheirRetention(
+        _ backend: ServerBackend
+    ) async throws {
+        let clock = ManualClock(Self.start)
+        for kept in [30 * Self.day, nil] {
+            let retention = RetentionSettings(events: nil, deliveryAttempts: nil, notifications: kept, batchSize: 2)
+            try await Self.withApplication(backend, clock: clock, retention: retention) { _, application in
+                let storage = application.storage
+                let notifications = (0..<6).map { day in
+                    InboxNotification(
+                        store: .appStore, dedupeKey: "n-\(day)", body: Data("{}".utf8),
+                        receivedAt: Self.start + Double(day) * Self.day)
+                }
+                try await storage.transaction { transaction in
+                    _ = try await transaction.insertNotifications(notifications)
+                    // n-0 stays pending: never pruned, whatever its age.
+                    try await transaction.markNotificationsProcessed(Array(notifications.dropFirst()), at: Self.start)
+                }
+                clock.set(Self.start + 33.5 * Self.day)  // n-0…n-3 arrived more than 30 days ago
+                let report = try await application.pruner.run()
+                let left = try await storage.transaction { transaction in
+                    try await transaction.notificationCounts()
+                }
+                if kept == nil {
+                    #expect(report == EventPruner.Report())
+                    #expect(left[.processed] == 5)
+                } else {
+                    #expect(report == EventPruner.Report(notifications: 3))
+                    #expect(left[.processed] == 2)
+                }
+                #expect(left[.pending] == 1)
+                clock.set(Self.start)
+            }
+        }
+    }
 }

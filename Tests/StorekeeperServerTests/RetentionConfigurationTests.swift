@@ -21,16 +21,18 @@ import Testing
         let retention = try await Self.load(nil).retention
         #expect(retention.events == 2_592_000.0)
         #expect(retention.deliveryAttempts == 2_592_000.0)
+        #expect(retention.notifications == 2_592_000.0)
         #expect(retention.interval == 3_600)
         #expect(retention.batchSize == 1_000)
     }
 
     @Test func valuesAreDaysAndZeroKeepsForever() async throws {
         let retention = try await Self.load(
-            #"{"events": 7.5, "deliveryAttempts": 0, "interval": 600, "batchSize": 250}"#
+            #"{"events": 7.5, "deliveryAttempts": 0, "notifications": 45, "interval": 600, "batchSize": 250}"#
         ).retention
         #expect(retention.events == 7.5 * 86_400)
         #expect(retention.deliveryAttempts == nil)
+        #expect(retention.notifications == TimeInterval(45 * 86_400))
         #expect(retention.interval == 600)
         #expect(retention.batchSize == 250)
     }
@@ -50,5 +52,21 @@ import Testing
             #expect(has("retention.interval:", "more than 0 seconds"), "\(problems)")
             #expect(has("retention.batchSize:", "outside 1...100000"), "\(problems)")
         }
+    }
+
+    /// The catch-up stores what the store sent within its lookback and the inbox doesn't hold: a
+    /// notification pruned within that span would be fetched and applied again.
+    @Test func notificationsAreKeptAtLeastAsLongAsTheCatchUpLooksBack() async throws {
+        do {
+            _ = try await Self.load(#"{"notifications": 0.5}"#)
+            Issue.record("a retention shorter than the catch-up's lookback loaded")
+        } catch let error as ConfigurationError {
+            let problems = error.problems.map(\.description)
+            #expect(
+                problems.contains { $0.hasPrefix("retention.notifications:") && $0.contains("historyLookback") },
+                "\(problems)")
+        }
+        let kept = try await Self.load(#"{"notifications": 1.5}"#).retention.notifications
+        #expect(kept == 1.5 * 86_400)
     }
 }

@@ -69,6 +69,12 @@ import Testing
             let unfinished = try await plan(of: storage, backend) { _ = try await $0.unfinishedNotificationCounts() }
             expect(unfinished, uses: "inbox_", sorted: nil, backend)
 
+            // Retention: a page of the oldest processed notifications, in the status index's order.
+            let pruning = try await plan(of: storage, backend) {
+                _ = try await $0.pruneNotifications(processedReceivedBefore: now, limit: 1000)
+            }
+            expect(pruning, uses: "inbox_status", sorted: false, backend)
+
             let withoutApp = try await plan(of: storage, backend) { _ = try await $0.purchasesWithoutApp() }
             expect(withoutApp, uses: "purchases_without_app", sorted: nil, backend)
             let assign = try await plan(of: storage, backend) {

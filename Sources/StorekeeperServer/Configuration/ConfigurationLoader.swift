@@ -153,6 +153,16 @@ struct Parse {
         )
         configuration.webhooks = webhooks()
         configuration.retention = retention()
+        if catchUp.enabled, let kept = configuration.retention.notifications,
+            kept < catchUp.historyLookback + catchUp.overlap
+        {
+            // The catch-up asks the store for what it sent in that span and stores what the inbox
+            // doesn't hold: a notification pruned within it would be fetched and applied again.
+            problem(
+                "retention.notifications",
+                "must keep notifications at least as long as processing.catchUp.historyLookback plus "
+                    + "processing.catchUp.overlap (\((catchUp.historyLookback + catchUp.overlap) / 86_400) days)")
+        }
         return configuration
     }
 
@@ -162,6 +172,7 @@ struct Parse {
         var settings = RetentionSettings()
         settings.events = retentionDays("retention.events", default: settings.events)
         settings.deliveryAttempts = retentionDays("retention.deliveryAttempts", default: settings.deliveryAttempts)
+        settings.notifications = retentionDays("retention.notifications", default: settings.notifications)
         settings.interval = seconds("retention.interval") ?? settings.interval
         settings.batchSize = int("retention.batchSize", in: 1...100_000) ?? settings.batchSize
         return settings

@@ -3,14 +3,19 @@ import Logging
 import StoreCore
 import StorekeeperStorage
 
-/// How long events and delivery attempts are kept (docs/events.md, "Retention";
-/// docs/configuration.md `retention.*`).
+/// How long events, delivery attempts and processed store notifications are kept (docs/events.md,
+/// "Retention"; docs/configuration.md `retention.*`).
 public struct RetentionSettings: Sendable, Hashable {
     /// How long an event is kept after it occurred (nil: forever). An event some endpoint still
     /// has to deliver is kept longer, until it is delivered or dead-lettered.
     public var events: TimeInterval?
     /// How long a delivery attempt stays in the log (nil: forever).
     public var deliveryAttempts: TimeInterval?
+    /// How long a processed store notification (with its payload) is kept after it arrived (nil:
+    /// forever). Pending and failed ones are kept until processed. The stores redeliver for days
+    /// at most; a redelivery after this is stored and applied again, which changes nothing (its
+    /// facts are older than what the purchase has).
+    public var notifications: TimeInterval?
     /// How often the pruning job runs.
     public var interval: TimeInterval
     /// Rows deleted per transaction (each a short one, taking turns with ingest).
@@ -18,23 +23,26 @@ public struct RetentionSettings: Sendable, Hashable {
 
     public static let defaultEvents: TimeInterval = 30 * 86_400
     public static let defaultDeliveryAttempts: TimeInterval = 30 * 86_400
+    public static let defaultNotifications: TimeInterval = 30 * 86_400
 
     public init(
         events: TimeInterval? = RetentionSettings.defaultEvents,
-        deliveryAttempts: TimeInterval? = RetentionSettings.defaultDeliveryAttempts, interval: TimeInterval = 3_600,
+        deliveryAttempts: TimeInterval? = RetentionSettings.defaultDeliveryAttempts,
+        notifications: TimeInterval? = RetentionSettings.defaultNotifications, interval: TimeInterval = 3_600,
         batchSize: Int = 1_000
     ) {
         self.events = events
         self.deliveryAttempts = deliveryAttempts
+        self.notifications = notifications
         self.interval = interval
         self.batchSize = batchSize
     }
 
     /// Whether anything is ever pruned.
-    public var prunes: Bool { events != nil || deliveryAttempts != nil }
+    public var prunes: Bool { events != nil || deliveryAttempts != nil || notifications != nil }
 }
 
-/// Deletes events and delivery attempts older than their retention, strictly by age (never an
+/// Deletes events, delivery attempts and processed notifications older than their retention, strictly by age (never an
 /// event younger than the retention), in bounded batches through indexes. Never an event an
 /// endpoint still has to deliver (at or after the lowest pending delivery, or after an endpoint's
 /// cursor), nor the newest event (positions continue from it). Runs as a leased job.
@@ -50,10 +58,12 @@ public final class EventPruner: Sendable {
     public struct Report: Sendable, Hashable {
         public var events: Int
         public var deliveryAttempts: Int
+        public var notifications: Int
 
-        public init(events: Int = 0, deliveryAttempts: Int = 0) {
+        public init(events: Int = 0, deliveryAttempts: Int = 0, notifications: Int = 0) {
             self.events = events
             self.deliveryAttempts = deliveryAttempts
+            self.notifications = notifications
         }
     }
 
@@ -93,12 +103,26 @@ public final class EventPruner: Sendable {
                 if deleted < batch { break }
             }
         }
+        if let retention = settings.notifications {
+            let cutoff = now.addingTimeInterval(-retention)
+            while true {
+                let deleted = try await storage.transaction {
+                    try await $0.pruneNotifications(processedReceivedBefore: cutoff, limit: batch)
+                }
+                report.notifications += deleted
+                if deleted < batch { break }
+            }
+        }
         metrics?.pruned(table: "events", count: report.events)
         metrics?.pruned(table: "webhook_attempts", count: report.deliveryAttempts)
+        metrics?.pruned(table: "inbox", count: report.notifications)
         if report != Report() {
             logger.info(
-                "pruned events and delivery attempts past their retention",
-                metadata: ["events": "\(report.events)", "deliveryAttempts": "\(report.deliveryAttempts)"])
+                "pruned events, delivery attempts and processed notifications past their retention",
+                metadata: [
+                    "events": "\(report.events)", "deliveryAttempts": "\(report.deliveryAttempts)",
+                    "notifications": "\(report.notifications)",
+                ])
         }
         return report
     }
