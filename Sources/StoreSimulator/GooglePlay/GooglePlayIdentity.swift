@@ -2,6 +2,7 @@ public import Foundation
 import GooglePlay
 import Hummingbird
 import NIOCore
+import StoreCore
 import Synchronization
 import _CryptoExtras
 
@@ -370,6 +371,6 @@ public final class GooglePlayIdentity: Sendable {
     }
 
     private static func randomHex(_ bytes: Int) -> String {
-        (0..<bytes).map { _ in String(format: "%02x", UInt8.random(in: 0...255)) }.joined()
+        Hex.encode((0..<bytes).map { _ in UInt8.random(in: 0...255) })
     }
 }

@@ -72,7 +72,7 @@ final class ConsoleSessions: Sendable {
 
     /// A new session's cookie value and the session it opens.
     func open(for person: ConsoleOperator) -> (cookie: String, session: ConsoleSession) {
-        let nonce = randomBytes(18).map { String(format: "%02x", $0) }.joined()
+        let nonce = Hex.encode(randomBytes(18))
         let expiry = clock.now().addingTimeInterval(lifetime)
         let payload =
             "\(Base64URL.encode(Data(person.name.utf8))).\(Int64(expiry.timeIntervalSince1970 * 1000)).\(nonce)"

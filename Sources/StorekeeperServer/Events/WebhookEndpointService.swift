@@ -213,12 +213,10 @@ public struct WebhookEndpointService: Sendable {
             }
             value = given
         } else {
-            value = "whsec_" + Self.hex(randomBytes(32))
+            value = "whsec_" + Hex.encode(randomBytes(32))
         }
-        return WebhookEndpointSecret(id: "sec_" + Self.hex(randomBytes(8)), value: value, createdAt: now)
+        return WebhookEndpointSecret(id: "sec_" + Hex.encode(randomBytes(8)), value: value, createdAt: now)
     }
-
-    static func hex(_ bytes: [UInt8]) -> String { bytes.map { String(format: "%02x", $0) }.joined() }
 
     /// 1–64 letters, digits, `-`, `_` or `.`, starting with a letter or digit: it appears in paths,
     /// metric labels and the endpoint's cursor name.

@@ -1,5 +1,6 @@
 import Crypto
 public import Foundation
+import StoreCore
 
 /// How deliveries are signed (docs/events.md, "Verifying a delivery"): the header
 /// `Storekeeper-Signature: t=<unix seconds>,v1=<hex HMAC-SHA256>[,v1=<hex>]`, each `v1` the
@@ -21,7 +22,7 @@ public enum WebhookSignature {
         var message = Data("\(timestamp).".utf8)
         message.append(body)
         let mac = HMAC<SHA256>.authenticationCode(for: message, using: SymmetricKey(data: key))
-        return mac.map { String(format: "%02x", $0) }.joined()
+        return Hex.encode(mac)
     }
 
     /// Why a delivery fails verification.

@@ -1,6 +1,7 @@
 import Crypto
 import Foundation
 import Hummingbird
+import StoreCore
 import Storekeeper
 
 /// Requires an API key (`Authorization: Bearer <key>`) on the customer API: the secret key may do
@@ -13,7 +14,7 @@ struct APIKeyMiddleware<Context: RequestContext>: RouterMiddleware {
     }
 
     static func hash(_ secret: String) -> String {
-        SHA256.hash(data: Data(secret.utf8)).map { String(format: "%02x", $0) }.joined()
+        Hex.encode(SHA256.hash(data: Data(secret.utf8)))
     }
 
     func handle(
