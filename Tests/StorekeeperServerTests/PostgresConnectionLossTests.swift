@@ -19,7 +19,9 @@ import Testing
             proxied.port = port
             proxied.queryItems = [
                 URLQueryItem(name: "pool_size", value: "1"), URLQueryItem(name: "connect_timeout", value: "2"),
-                URLQueryItem(name: "acquire_timeout", value: "5"),
+                // Generous: under a full parallel suite a reconnect took longer than 5 s (the round's
+                // first read failed); what this test catches is a statement that never ends.
+                URLQueryItem(name: "acquire_timeout", value: "15"),
             ]
             let storage = try await StorageFactory.open(
                 try #require(proxied.string), logger: TemporaryStorage.quietLogger)
@@ -30,7 +32,7 @@ import Testing
                 _ = try await storage.read { try await $0.unfinishedNotificationCounts() }
                 proxy.cut()
                 let attempt = Task { _ = try await storage.schemaVersion() }
-                let outcome = await attempt.result(within: .seconds(20))
+                let outcome = await attempt.result(within: .seconds(40))
                 #expect(outcome != nil, "a transaction on a just-lost connection never ended")
                 guard outcome != nil else { break }
                 ended += 1
