@@ -85,32 +85,24 @@ public final class EventPruner: Sendable {
         var report = Report()
         let now = clock.now()
         let batch = max(settings.batchSize, 1)
-        if let retention = settings.events {
+        /// Batches of `batch` rows older than `retention`, until a batch comes back short.
+        func prune(_ retention: TimeInterval?, _ batchBefore: (Date) async throws -> Int) async throws -> Int {
+            guard let retention else { return 0 }
             let cutoff = now.addingTimeInterval(-retention)
+            var total = 0
             while true {
-                let deleted = try await pruneEvents(before: cutoff, limit: batch)
-                report.events += deleted
-                if deleted < batch { break }
+                let deleted = try await batchBefore(cutoff)
+                total += deleted
+                if deleted < batch { return total }
             }
         }
-        if let retention = settings.deliveryAttempts {
-            let cutoff = now.addingTimeInterval(-retention)
-            while true {
-                let deleted = try await storage.transaction {
-                    try await $0.pruneDeliveryAttempts(attemptedBefore: cutoff, limit: batch)
-                }
-                report.deliveryAttempts += deleted
-                if deleted < batch { break }
-            }
+        report.events = try await prune(settings.events) { try await pruneEvents(before: $0, limit: batch) }
+        report.deliveryAttempts = try await prune(settings.deliveryAttempts) { cutoff in
+            try await storage.transaction { try await $0.pruneDeliveryAttempts(attemptedBefore: cutoff, limit: batch) }
         }
-        if let retention = settings.notifications {
-            let cutoff = now.addingTimeInterval(-retention)
-            while true {
-                let deleted = try await storage.transaction {
-                    try await $0.pruneNotifications(processedReceivedBefore: cutoff, limit: batch)
-                }
-                report.notifications += deleted
-                if deleted < batch { break }
+        report.notifications = try await prune(settings.notifications) { cutoff in
+            try await storage.transaction {
+                try await $0.pruneNotifications(processedReceivedBefore: cutoff, limit: batch)
             }
         }
         metrics?.pruned(table: "events", count: report.events)
