@@ -58,6 +58,22 @@ public struct QuotaLimits: Hashable, Sendable {
     /// calls arrive within 1.25 s under a limit of 10 per 2 s.)
     public static let lateness: Duration = .milliseconds(250)
 
+    /// Reserves a turn and waits for it, the way both quotas do: `reserve` gives the call its turn
+    /// (on the scale of `now`) or throws; a turn already due goes at once; a call that wakes more
+    /// than ``lateness`` after its turn reserves again. Bounded: every missed turn stays counted,
+    /// so turns move away until one is past ``maxWait`` and `reserve` refuses.
+    public static func waitForTurn(
+        now: () -> Duration, sleep: (Duration) async throws -> Void, reserve: () async throws -> Duration
+    ) async throws {
+        while true {
+            let turn = try await reserve()
+            let wait = turn - now()
+            guard wait > .zero else { return }
+            try await sleep(wait)
+            if now() - turn <= lateness { return }
+        }
+    }
+
     /// The longest window of any limit: calls older than this count against nothing.
     public var longestWindow: Duration {
         (buckets.values.flatMap { $0 } + overall).map(\.window).max() ?? .zero
@@ -177,7 +193,7 @@ public final class QuotaLimiter: RequestQuota {
     }
 
     public func acquire(_ bucket: QuotaBucket) async throws {
-        while true {
+        try await QuotaLimits.waitForTurn(now: elapsed, sleep: sleep) {
             let now = elapsed()
             let turn: Duration? = log.withLock { log in
                 log.prune(before: now)
@@ -186,11 +202,7 @@ public final class QuotaLimiter: RequestQuota {
                 return turn
             }
             guard let turn else { throw limits.exhausted(bucket) }
-            guard turn > now else { return }
-            try await sleep(turn - now)
-            // A call that woke too late takes a new turn (``QuotaLimits/lateness``). Bounded: every
-            // missed turn stays counted, so turns move away until one is past `maxWait`.
-            if elapsed() - turn <= QuotaLimits.lateness { return }
+            return turn
         }
     }
 }

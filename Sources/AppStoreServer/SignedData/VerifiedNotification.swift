@@ -68,21 +68,28 @@ extension VerifiedNotification: Codable {
     /// holds (`data.signedTransactionInfo`, `data.signedRenewalInfo`,
     /// `appData.signedAppTransactionInfo`): what is worth keeping once verification is done.
     public var withoutSignedFields: VerifiedNotification {
-        let data = payload.data.map {
+        VerifiedNotification(
+            payload: payload.withoutSignedFields, transaction: transaction, renewalInfo: renewalInfo,
+            appTransaction: appTransaction)
+    }
+}
+
+extension NotificationPayload {
+    /// The payload without `data.signedTransactionInfo`, `data.signedRenewalInfo` and
+    /// `appData.signedAppTransactionInfo`.
+    public var withoutSignedFields: NotificationPayload {
+        let data = data.map {
             NotificationData(
                 appAppleId: $0.appAppleId, bundleId: $0.bundleId, bundleVersion: $0.bundleVersion,
                 consumptionRequestReason: $0.consumptionRequestReason, environment: $0.environment,
                 status: $0.status)
         }
-        let appData = payload.appData.map {
+        let appData = appData.map {
             AppData(appAppleId: $0.appAppleId, bundleId: $0.bundleId, environment: $0.environment)
         }
-        return VerifiedNotification(
-            payload: NotificationPayload(
-                notificationType: payload.notificationType, subtype: payload.subtype,
-                notificationUUID: payload.notificationUUID, version: payload.version, signedDate: payload.signedDate,
-                data: data, summary: payload.summary, externalPurchaseToken: payload.externalPurchaseToken,
-                appData: appData),
-            transaction: transaction, renewalInfo: renewalInfo, appTransaction: appTransaction)
+        return NotificationPayload(
+            notificationType: notificationType, subtype: subtype, notificationUUID: notificationUUID,
+            version: version, signedDate: signedDate, data: data, summary: summary,
+            externalPurchaseToken: externalPurchaseToken, appData: appData)
     }
 }

@@ -161,7 +161,8 @@ struct Parse {
             problem(
                 "retention.notifications",
                 "must keep notifications at least as long as processing.catchUp.historyLookback plus "
-                    + "processing.catchUp.overlap (\((catchUp.historyLookback + catchUp.overlap) / 86_400) days)")
+                    + "processing.catchUp.overlap: "
+                    + String(format: "%.2f days", (catchUp.historyLookback + catchUp.overlap) / 86_400))
         }
         return configuration
     }

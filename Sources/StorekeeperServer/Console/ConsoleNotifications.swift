@@ -77,7 +77,7 @@ extension Console {
             return html(
                 ConsolePages.layout(
                     title: "Notification not found", session: session,
-                    "<p class=\"error\">No \(store.rawValue) notification has the key “\(key)”. Processed notifications are deleted after `retention.notifications` (30 days by default).</p>"
+                    "<p class=\"error\">No \(store.rawValue) notification has the key “\(key)”. Processed notifications are deleted after <code>retention.notifications</code> (30 days by default).</p>"
                 ), status: .notFound
             )
         }

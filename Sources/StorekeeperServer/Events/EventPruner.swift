@@ -42,8 +42,8 @@ public struct RetentionSettings: Sendable, Hashable {
     public var prunes: Bool { events != nil || deliveryAttempts != nil || notifications != nil }
 }
 
-/// Deletes events, delivery attempts and processed notifications older than their retention, strictly by age (never an
-/// event younger than the retention), in bounded batches through indexes. Never an event an
+/// Deletes events, delivery attempts and processed notifications older than their retention,
+/// strictly by age (never an event younger than the retention), in bounded batches through indexes. Never an event an
 /// endpoint still has to deliver (at or after the lowest pending delivery, or after an endpoint's
 /// cursor), nor the newest event (positions continue from it). Runs as a leased job.
 public final class EventPruner: Sendable {

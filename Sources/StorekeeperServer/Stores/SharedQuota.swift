@@ -47,19 +47,13 @@ public final class SharedQuota: RequestQuota {
 
     public func acquire(_ bucket: QuotaBucket) async throws {
         guard !limits.isUnlimited else { return }
-        while true {
-            let turn = try await reserve(bucket)
-            let wait = turn.timeIntervalSince(clock.now())
-            // A turn that is due goes at once (however long its reservation waited for the scope's
-            // lock: what it waited behind are calls of earlier turns).
-            guard wait > 0 else { return }
-            try await sleep(.milliseconds(Int64((wait * 1000).rounded(.up))))
-            // A call that woke too late takes a new turn (``QuotaLimits/lateness``). Bounded: every
-            // missed turn stays counted, so turns move away until one is further than `maxWait` and
-            // `reserve` refuses.
-            let late = Self.offset(of: clock.now()) - Self.offset(of: turn)
-            if late <= QuotaLimits.lateness { return }
-        }
+        // A turn that is due goes at once, however long its reservation waited for the scope's
+        // lock: what it waited behind are calls of earlier turns.
+        let clock = self.clock
+        try await QuotaLimits.waitForTurn(
+            now: { .seconds(clock.now().timeIntervalSince1970) },
+            sleep: { try await sleep(.milliseconds(Self.milliseconds($0, roundingUp: true))) },
+            reserve: { .seconds(try await reserve(bucket).timeIntervalSince1970) })
     }
 
     /// Gives a call in `bucket` its turn and records it where every instance sees it; returns when

@@ -15,15 +15,11 @@ enum VerifiedNotificationRecord {
     ) throws(ServerError) -> Data {
         let payload: Data
         do {
-            payload = try AppStoreJSON.makeEncoder().encode(notification.withoutSignedFields.payload)
+            payload = try AppStoreJSON.makeEncoder().encode(notification.payload.withoutSignedFields)
         } catch {
             throw ServerError(.malformedPayload, "the verified notification cannot be stored: \(error)")
         }
         var record = Data(#"{"payload":"#.utf8)
-        record.reserveCapacity(
-            payload.count
-                + [nestedJSON.transaction, nestedJSON.renewalInfo, nestedJSON.appTransaction]
-                .reduce(64) { $0 + ($1?.count ?? 0) })
         record.append(payload)
         for (key, json) in [
             ("transaction", nestedJSON.transaction), ("renewalInfo", nestedJSON.renewalInfo),
