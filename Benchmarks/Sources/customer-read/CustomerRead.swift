@@ -92,7 +92,6 @@ struct CustomerRead {
     let backend: SeededDatabase.Backend
     let large: SeededDatabase
     let small: SeededDatabase
-    let client: HTTPClient
     let logger: Logger
 
     /// Seeds (or finds) the database and says which.
@@ -159,9 +158,9 @@ struct CustomerRead {
 
     static let consolePassword = "benchmark console password"
 
-    private func reader(_ server: SimulatedDeployment, customers: Int) -> OpenLoopReader {
-        OpenLoopReader(
-            client: client, baseURL: server.baseURL, page: .customerAPI(apiKey: server.options.secretAPIKey),
+    private func reader(_ server: SimulatedDeployment, customers: Int) -> LoadProcess {
+        LoadProcess(
+            baseURL: server.baseURL, page: .customerAPI(apiKey: server.options.secretAPIKey),
             customers: customers, rate: options.rate, checkEvery: 50)
     }
 
@@ -181,13 +180,13 @@ struct CustomerRead {
                     + "a first round folds the history from the tables)")
             try await checkViews(server, customers: customers, random: &random)
             // Connections, caches and the first pages of the database.
-            _ = await reader(server, customers: customers).run(seconds: 1, random: &random)
+            _ = try await reader(server, customers: customers).run(seconds: 1, random: &random)
         }
         var windows: [[OpenLoopReader.Window]] = [[], []]
         for _ in 0..<options.rounds {
             for (index, (server, customers)) in servers.enumerated() {
                 windows[index].append(
-                    await reader(server, customers: customers).run(
+                    try await reader(server, customers: customers).run(
                         seconds: options.seconds / Double(options.rounds), random: &random))
             }
         }
@@ -234,32 +233,32 @@ struct CustomerRead {
         guard let setCookie = answer.headers.first(name: "Set-Cookie"),
             let cookie = setCookie.split(separator: ";").first.map(String.init)
         else { throw BenchmarkError("the console refused the benchmark's sign-in: HTTP \(answer.status.code)") }
-        let readers: [(String, OpenLoopReader)] = [
+        let readers: [(String, LoadProcess)] = [
             (
                 "GET /v1/customers/{id}",
-                OpenLoopReader(
-                    client: client, baseURL: server.baseURL, page: .customerAPI(apiKey: server.options.secretAPIKey),
+                LoadProcess(
+                    baseURL: server.baseURL, page: .customerAPI(apiKey: server.options.secretAPIKey),
                     customers: customers, rate: options.consoleRate, checkEvery: 50)
             ),
             (
                 "console customer page",
-                OpenLoopReader(
-                    client: client, baseURL: server.baseURL, page: .consoleCustomer(cookie: cookie),
+                LoadProcess(
+                    baseURL: server.baseURL, page: .consoleCustomer(cookie: cookie),
                     customers: customers, rate: options.consoleRate, checkEvery: 1)
             ),
             (
                 "console overview (last 7 days)",
-                OpenLoopReader(
-                    client: client, baseURL: server.baseURL, page: .consoleOverview(cookie: cookie),
+                LoadProcess(
+                    baseURL: server.baseURL, page: .consoleOverview(cookie: cookie),
                     customers: customers, rate: options.consoleRate, checkEvery: 1)
             ),
         ]
-        for (_, reader) in readers { _ = await reader.run(seconds: 1, random: &random) }
+        for (_, reader) in readers { _ = try await reader.run(seconds: 1, random: &random) }
         var windows: [[OpenLoopReader.Window]] = Array(repeating: [], count: readers.count)
         for _ in 0..<options.rounds {
             for (index, (_, reader)) in readers.enumerated() {
                 windows[index].append(
-                    await reader.run(seconds: options.seconds / Double(options.rounds), random: &random))
+                    try await reader.run(seconds: options.seconds / Double(options.rounds), random: &random))
             }
         }
         var parts: [String] = []

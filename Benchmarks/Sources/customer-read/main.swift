@@ -1,4 +1,3 @@
-import AsyncHTTPClient
 import Foundation
 import Logging
 import NIOCore
@@ -13,14 +12,26 @@ import StorekeeperStorage
 // subscriptions and their renewal history, consumables and their ledger; cached between runs), a
 // real server (``SimulatedDeployment``: loopback HTTP, the real routes, API key auth) runs on each,
 // and both are read in alternating windows so that other load on the machine falls on both alike.
-// Latency runs from each request's scheduled send time. The background jobs' queries are timed on
-// each database too. SQLite always; PostgreSQL too when STOREKEEPER_BENCH_POSTGRES_URL names a
-// database on a server where its user may create databases. The last line, for SQLite:
+// Latency runs from each request's scheduled send time, measured by a load generator in a process
+// of its own (``LoadProcess``). The background jobs' queries are timed on each database too.
+// SQLite always; PostgreSQL too when STOREKEEPER_BENCH_POSTGRES_URL names a database on a server
+// where its user may create databases. The last line, for SQLite:
 //
 //     customer-read: 1000000 customers p99 <X> ms, 10000 customers p99 <Y> ms at <Z> req/s
 //
 // Run in release: swift run -c release --package-path Benchmarks customer-read [--rate 1000]
 //     [--seconds 10] [--rounds 5] [--customers 1000000,10000] [--cache DIR] [--seed N]
+
+// The load generator of one window, started by the benchmark itself (see LoadProcess).
+if CommandLine.arguments.dropFirst().first == "load" {
+    do {
+        try await LoadProcess.childMain(arguments: Array(CommandLine.arguments.dropFirst(2)))
+        exit(0)
+    } catch {
+        FileHandle.standardError.write(Data("customer-read load: \(error)\n".utf8))
+        exit(1)
+    }
+}
 
 let options: CustomerRead.Options
 do {
@@ -39,10 +50,6 @@ say(
     "customer-read: \(Int(options.rate)) req/s for \(CustomerRead.format(options.seconds)) s per database "
         + "in \(options.rounds) alternating windows, customers picked with seed \(options.seed); cache "
         + options.cacheDirectory.path)
-var client = HTTPClient.Configuration()
-// Enough connections that the client never holds a scheduled request back.
-client.connectionPool = .init(idleTimeout: .seconds(60), concurrentHTTP1ConnectionsPerHostSoftLimit: 64)
-let httpClient = HTTPClient(eventLoopGroupProvider: .singleton, configuration: client)
 var summaries: [String: String] = [:]
 var failed = false
 do {
@@ -50,7 +57,7 @@ do {
         let large = try await CustomerRead.prepare(backend, customers: options.large, logger: logger)
         let small = try await CustomerRead.prepare(backend, customers: options.small, logger: logger)
         let result = try await CustomerRead(
-            options: options, backend: backend, large: large, small: small, client: httpClient, logger: logger
+            options: options, backend: backend, large: large, small: small, logger: logger
         ).run()
         summaries[backend.name] =
             "\(options.large) customers p99 \(CustomerRead.format(result.large.p99)) ms, \(options.small) customers "
@@ -64,6 +71,5 @@ do {
     FileHandle.standardError.write(Data("customer-read failed: \(error)\n".utf8))
     failed = true
 }
-try? await httpClient.shutdown().get()
 if let summary = summaries["sqlite"] { say("customer-read: \(summary)") }
 if failed { exit(1) }
