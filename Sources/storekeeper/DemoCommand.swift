@@ -49,7 +49,7 @@ struct DemoCommand: AsyncParsableCommand {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent(
             "storekeeper-demo-\(UUID().uuidString.prefix(8))")
         defer { if !keep { try? FileManager.default.removeItem(at: directory) } }
-        var options = SimulatedDeployment.Options(
+        let options = SimulatedDeployment.Options(
             policies: Policies(ownershipConflict: policy), appStoreGracePeriodDays: 3, directory: directory,
             logger: logger)
         // A fresh password each run; sessions outlive the story's simulated months.
