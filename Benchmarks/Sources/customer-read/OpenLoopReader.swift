@@ -162,6 +162,8 @@ struct OpenLoopReader: Sendable {
         /// Requests due but without a free connection, oldest first.
         var waiting: [(index: Int, scheduled: NIODeadline)] = []
         var waitingHead = 0
+        /// Connections being opened for waiting requests.
+        var openingNow = 0
         var answered = 0
         var window = Window()
         var done: ((Window) -> Void)?
@@ -213,8 +215,6 @@ struct OpenLoopReader: Sendable {
             waiting.removeAll(keepingCapacity: true)
             waitingHead = 0
         }
-
-        var openingNow = 0
 
         private func connect() {
             connections.open += 1
