@@ -3,7 +3,6 @@ import Logging
 import ServiceLifecycle
 public import StoreCore
 public import StorekeeperStorage
-import Synchronization
 
 /// A background job run now and then every `interval` seconds until the service group shuts
 /// down: the one loop behind the acknowledgement sweep and the catch-up. With a ``JobLease``,
@@ -53,14 +52,8 @@ final class PeriodicService: Service, Sendable {
 }
 
 /// The lease on one background job, held in storage by one instance at a time (see
-/// ``StorageTransaction/acquireJobLease(_:holder:now:until:)``). Renewed by its holder once half
-/// of it has run out; a holder that dies loses it once its lease has expired (within `duration`),
-/// and another instance takes over.
-///
-/// Not renewed at every round: a job polled every second (webhook delivery) then wrote the
-/// database every second, and on SQLite each commit makes the API's reader connection drop its
-/// whole page cache (the customer-read benchmark's latency stalls). Until its expiry no other
-/// instance can take the lease, so the holder knows it still holds it without asking.
+/// ``StorageTransaction/acquireJobLease(_:holder:now:until:)``). Renewed by its holder at every
+/// round; a holder that dies loses it once `duration` has passed, and another instance takes over.
 public struct JobLease: Sendable {
     public let name: String
     /// This instance.
@@ -68,8 +61,6 @@ public struct JobLease: Sendable {
     public let duration: TimeInterval
     public let storage: any Storage
     public let clock: any WallClock
-    /// When the lease this instance last wrote expires (nil: not known to be held).
-    private let memory = HeldLease()
 
     public init(name: String, holder: String, duration: TimeInterval, storage: any Storage, clock: any WallClock) {
         self.name = name
@@ -82,26 +73,15 @@ public struct JobLease: Sendable {
     /// Takes or renews the lease; returns whether this instance holds it.
     public func acquire() async throws -> Bool {
         let now = clock.now()
-        if let heldUntil = memory.until.withLock({ $0 }), now < heldUntil.addingTimeInterval(-duration / 2) {
-            return true
-        }
         let (name, holder, expiry) = (name, holder, now.addingTimeInterval(duration))
-        let held = try await storage.transaction {
+        return try await storage.transaction {
             try await $0.acquireJobLease(name, holder: holder, now: now, until: expiry)
         }
-        memory.until.withLock { $0 = held ? expiry : nil }
-        return held
     }
 
     /// Gives the lease up (best effort), so another instance can take the job at once.
     public func release() async {
-        memory.until.withLock { $0 = nil }
         let (name, holder) = (name, holder)
         _ = try? await storage.transaction { try await $0.releaseJobLease(name, holder: holder) }
     }
-}
-
-/// What a ``JobLease`` (a value, copied into each round) remembers between rounds.
-private final class HeldLease: Sendable {
-    let until = Mutex<Date?>(nil)
 }
