@@ -112,6 +112,9 @@ struct OpenLoopReader: Sendable {
     final class ConnectionPool: @unchecked Sendable {
         fileprivate var idle: [Connection] = []
         fileprivate var open = 0
+        /// The running window's hand-out of connections to waiting requests: a connection opened in
+        /// one window may close in a later one.
+        fileprivate var sendWaiting: (() -> Void)?
     }
 
     /// One connection and the request on it. Used on the event loop only.
@@ -179,6 +182,7 @@ struct OpenLoopReader: Sendable {
 
         func start(_ done: @escaping (Window) -> Void) {
             self.done = done
+            connections.sendWaiting = { self.sendWaiting() }
             start = NIODeadline.now() + .milliseconds(2)
             scheduleNext()
         }
@@ -233,10 +237,11 @@ struct OpenLoopReader: Sendable {
                     switch result {
                     case .success(let channel):
                         connection.channel = channel
+                        let connections = self.connections
                         channel.closeFuture.whenComplete { _ in
-                            self.connections.open -= 1
-                            self.connections.idle.removeAll { $0 === connection }
-                            self.sendWaiting()
+                            connections.open -= 1
+                            connections.idle.removeAll { $0 === connection }
+                            connections.sendWaiting?()
                         }
                         self.connections.idle.append(connection)
                     case .failure(let error):
@@ -285,6 +290,7 @@ struct OpenLoopReader: Sendable {
             answered += 1
             guard answered == numbers.count, let done else { return }
             self.done = nil
+            connections.sendWaiting = nil
             window.elapsed = Double((NIODeadline.now() - start).nanoseconds) / 1e9
             done(window)
         }

@@ -43,9 +43,10 @@ public struct RetentionSettings: Sendable, Hashable {
 }
 
 /// Deletes events, delivery attempts and processed notifications older than their retention,
-/// strictly by age (never an event younger than the retention), in bounded batches through indexes. Never an event an
-/// endpoint still has to deliver (at or after the lowest pending delivery, or after an endpoint's
-/// cursor), nor the newest event (positions continue from it). Runs as a leased job.
+/// strictly by age (never an event younger than the retention), in bounded batches through
+/// indexes. Never an event an endpoint still has to deliver (at or after the lowest pending
+/// delivery, or after an endpoint's cursor), nor the newest event (positions continue from it).
+/// Runs as a leased job.
 public final class EventPruner: Sendable {
     public let settings: RetentionSettings
     let webhooks: WebhookSettings
