@@ -80,33 +80,33 @@ struct LoadProcess: Sendable {
         var remaining = arguments[...]
         while let flag = remaining.popFirst() {
             guard flag.hasPrefix("--"), let value = remaining.popFirst() else {
-                throw BenchmarkError("load: \(flag) needs a value")
+                throw BenchmarkError("\(flag) needs a value")
             }
             values[String(flag.dropFirst(2))] = value
         }
         func value(_ name: String) throws -> String {
-            guard let value = values[name] else { throw BenchmarkError("load: --\(name) is missing") }
+            guard let value = values[name] else { throw BenchmarkError("--\(name) is missing") }
             return value
         }
         func number(_ name: String) throws -> Double {
             guard let number = Double(try value(name)), number > 0 else {
-                throw BenchmarkError("load: --\(name) \(values[name] ?? "") is not a positive number")
+                throw BenchmarkError("--\(name) \(values[name] ?? "") is not a positive number")
             }
             return number
         }
         guard let credential = ProcessInfo.processInfo.environment[credentialVariable], !credential.isEmpty else {
-            throw BenchmarkError("load: \(credentialVariable) is not set")
+            throw BenchmarkError("\(credentialVariable) is not set")
         }
         let page: OpenLoopReader.Page
         switch try value("page") {
         case "api": page = .customerAPI(apiKey: credential)
         case "console-customer": page = .consoleCustomer(cookie: credential)
         case "console-overview": page = .consoleOverview(cookie: credential)
-        case let other: throw BenchmarkError("load: unknown page \(other)")
+        case let other: throw BenchmarkError("unknown page \(other)")
         }
-        guard let seed = UInt64(try value("seed")) else { throw BenchmarkError("load: --seed is not a number") }
+        guard let seed = UInt64(try value("seed")) else { throw BenchmarkError("--seed is not a number") }
         guard let url = URLComponents(string: try value("url")), let host = url.host, let port = url.port else {
-            throw BenchmarkError("load: --url \(values["url"] ?? "") has no host and port")
+            throw BenchmarkError("--url \(values["url"] ?? "") has no host and port")
         }
         // One event loop: the sender's whole job is a timer and a few sockets.
         let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
