@@ -44,6 +44,65 @@ import Testing
         }
     }
 
+    /// A round that outlasts the lease (a catch-up waiting for quota turns) keeps it: its holder
+    /// renews it while the round runs, so the other live instance does not take the job mid-round.
+    @Test func aRoundLongerThanTheLeaseKeepsItUntilItEnds() async throws {
+        try await TemporaryStorage.withSQLite { storage in
+            let events = Mutex<[String]>([])
+            let logger = Logger(label: "test")
+            func group(_ holder: String, roundLength: Duration) -> ServiceGroup {
+                let lease = JobLease(
+                    name: "catch-up", holder: holder, duration: 0.3, storage: storage, clock: SystemWallClock())
+                let service = PeriodicService("catch-up", every: 0.02, lease: lease, logger: logger) {
+                    events.withLock { $0.append("\(holder) start") }
+                    try await Task.sleep(for: roundLength)
+                    events.withLock { $0.append("\(holder) end") }
+                }
+                return ServiceGroup(services: [service], gracefulShutdownSignals: [], logger: logger)
+            }
+            let (firstGroup, secondGroup) = (
+                group("first", roundLength: .milliseconds(1500)), group("second", roundLength: .zero)
+            )
+            let first = Task { try await firstGroup.run() }
+            try await waitUntil { events.withLock { $0.contains("first start") } }
+            let second = Task { try await secondGroup.run() }
+            try await waitUntil { events.withLock { $0.contains("first end") } }
+            await secondGroup.triggerGracefulShutdown()
+            await firstGroup.triggerGracefulShutdown()
+            _ = await (first.result, second.result)
+            let log = events.withLock { $0 }
+            let (start, end) = (
+                try #require(log.firstIndex(of: "first start")), try #require(log.firstIndex(of: "first end"))
+            )
+            #expect(log[start...end].allSatisfy { $0.hasPrefix("first") }, "\(log)")
+        }
+    }
+
+    /// A holder whose lease another instance has taken (its renewals failed until it ran out)
+    /// stops its round rather than repeat the other's store calls.
+    @Test func aHolderThatLosesItsLeaseStopsItsRound() async throws {
+        try await TemporaryStorage.withSQLite { storage in
+            let lease = JobLease(
+                name: "sweep", holder: "first", duration: 0.3, storage: storage, clock: SystemWallClock())
+            #expect(try await lease.acquire())
+            let finished = Mutex(false)
+            let round = Task {
+                try await lease.hold {
+                    try await Task.sleep(for: .seconds(5))
+                    finished.withLock { $0 = true }
+                }
+            }
+            // Another instance takes the lease as if it had run out.
+            let stolen = try await storage.transaction {
+                try await $0.acquireJobLease(
+                    "sweep", holder: "second", now: .distantFuture, until: .distantFuture)
+            }
+            #expect(stolen)
+            await #expect(throws: JobLeaseLost.self) { try await round.value }
+            #expect(!finished.withLock { $0 })
+        }
+    }
+
     func waitUntil(_ condition: () -> Bool) async throws {
         let deadline = ContinuousClock.now.advanced(by: .seconds(10))
         while !condition() {

@@ -36,10 +36,18 @@ final class PeriodicService: Service, Sendable {
         }
         while !Task.isShuttingDownGracefully, !Task.isCancelled {
             do {
-                if try await lease?.acquire() ?? true {
-                    // Store calls made by the job name it in their User-Agent.
+                // Store calls made by the job name it in their User-Agent.
+                let (name, job) = (name, job)
+                let round: @Sendable () async throws -> Void = {
                     try await StoreCallOrigin.$job.withValue(name) { try await job() }
                 }
+                if let lease {
+                    if try await lease.acquire() { try await lease.hold(round) }
+                } else {
+                    try await round()
+                }
+            } catch let lost as JobLeaseLost {
+                logger.warning("\(name) stopped mid-round: \(lost)")
             } catch {
                 logger.warning("\(name) failed; will retry", metadata: ["error": "\(error)"])
             }
@@ -53,7 +61,7 @@ final class PeriodicService: Service, Sendable {
 
 /// The lease on one background job, held in storage by one instance at a time (see
 /// ``StorageTransaction/acquireJobLease(_:holder:now:until:)``). Renewed by its holder at every
-/// round; a holder that dies loses it once `duration` has passed, and another instance takes over.
+/// round and while a round runs; a holder that dies loses it once `duration` has passed, and another instance takes over.
 public struct JobLease: Sendable {
     public let name: String
     /// This instance.
@@ -79,9 +87,49 @@ public struct JobLease: Sendable {
         }
     }
 
+    /// Runs `body`, a round of the job begun just after ``acquire()`` returned `true`, renewing the
+    /// lease every third of `duration` while it runs: a round may outlast the lease (a catch-up
+    /// waiting for quota turns), and the other live instances must not take the job meanwhile.
+    /// If the lease is lost anyway (another instance took it, or renewals failed until it ran
+    /// out), `body` is cancelled and ``JobLeaseLost`` thrown, so two rounds never overlap for long.
+    public func hold(_ body: @escaping @Sendable () async throws -> Void) async throws {
+        let acquired = clock.now()
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            group.addTask { try await body() }
+            group.addTask { try await renewWhileHeld(since: acquired) }
+            // The first to finish decides: the round's end (which stops the renewals), or the
+            // lease's loss (thrown, which cancels the round).
+            try await group.next()
+            group.cancelAll()
+        }
+    }
+
+    /// Renews the lease every third of `duration` until cancelled; throws ``JobLeaseLost`` once
+    /// it is held no more. A renewal that fails (the database briefly unreachable) is retried at
+    /// the next beat, until the last successful one has run out.
+    private func renewWhileHeld(since acquired: Date) async throws {
+        var heldUntil = acquired.addingTimeInterval(duration)
+        while true {
+            try await Task.sleep(for: .seconds(duration / 3))
+            let attempted = clock.now()
+            do {
+                guard try await acquire() else { throw JobLeaseLost(name: name) }
+                heldUntil = attempted.addingTimeInterval(duration)
+            } catch let error where !(error is JobLeaseLost) && !(error is CancellationError) {
+                if clock.now() >= heldUntil { throw JobLeaseLost(name: name) }
+            }
+        }
+    }
+
     /// Gives the lease up (best effort), so another instance can take the job at once.
     public func release() async {
         let (name, holder) = (name, holder)
         _ = try? await storage.transaction { try await $0.releaseJobLease(name, holder: holder) }
     }
+}
+
+/// Thrown out of ``JobLease/hold(_:)`` when another instance took the lease mid-round.
+public struct JobLeaseLost: Error, CustomStringConvertible, Sendable {
+    public let name: String
+    public var description: String { "the lease on job \(name) was taken by another instance" }
 }
