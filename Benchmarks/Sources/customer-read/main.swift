@@ -13,7 +13,8 @@ import StorekeeperStorage
 // real server (``SimulatedDeployment``: loopback HTTP, the real routes, API key auth) runs on each,
 // and both are read in alternating windows so that other load on the machine falls on both alike.
 // Latency runs from each request's scheduled send time, measured by a load generator in a process
-// of its own (``LoadProcess``). The background jobs' queries are timed on each database too.
+// of its own (``LoadProcess``). The background jobs' queries are timed on each database too. First,
+// as context, how steady the machine's CPUs are (``CPUSteadiness``).
 // SQLite always; PostgreSQL too when STOREKEEPER_BENCH_POSTGRES_URL names a database on a server
 // where its user may create databases. The last line, for SQLite:
 //
@@ -50,6 +51,13 @@ say(
     "customer-read: \(Int(options.rate)) req/s for \(CustomerRead.format(options.seconds)) s per database "
         + "in \(options.rounds) alternating windows, customers picked with seed \(options.seed); cache "
         + options.cacheDirectory.path)
+// Context for the figures, not part of them: how steady the CPUs are while nothing else runs.
+let steadiness = CPUSteadiness.measure(seconds: 5)
+say(
+    "CPU steadiness: over 5 s idle, \(steadiness.cores) cores each repeating a \(Int(steadiness.medianMicroseconds.rounded())) µs "
+        + "unit of arithmetic: \(steadiness.slowWindows) of \(steadiness.windows) 20 ms windows took ≥ "
+        + "\(CustomerRead.format(CPUSteadiness.slowFactor))× the median (\(steadiness.slowOnAllCores) on every core at once), "
+        + "the slowest \(CustomerRead.format(steadiness.worst))×")
 var summaries: [String: String] = [:]
 var failed = false
 do {
