@@ -45,7 +45,7 @@ struct CPUSteadiness {
                         state = state &* 6_364_136_223_846_793_005 &+ 1_442_695_040_888_963_407
                     }
                     let ended = ContinuousClock.now
-                    mine.append((Self.seconds(began - start), Self.seconds(ended - began)))
+                    mine.append((CustomerRead.seconds(began - start), CustomerRead.seconds(ended - began)))
                 }
                 // Keeps the arithmetic from being optimized away.
                 if state == 0 { FileHandle.standardError.write(Data()) }
@@ -88,10 +88,5 @@ struct CPUSteadiness {
         report.slowOnAllCores = slowCores.filter { $0 == perCore.count }.count
         report.medianMicroseconds = medians.isEmpty ? 0 : medians.reduce(0, +) / Double(medians.count) * 1e6
         return report
-    }
-
-    static func seconds(_ duration: Duration) -> Double {
-        let (seconds, attoseconds) = duration.components
-        return Double(seconds) + Double(attoseconds) / 1e18
     }
 }
