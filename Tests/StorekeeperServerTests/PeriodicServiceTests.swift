@@ -51,8 +51,9 @@ import Testing
             let events = Mutex<[String]>([])
             let logger = Logger(label: "test")
             func group(_ holder: String, roundLength: Duration) -> ServiceGroup {
+                // Renewed every 0.67 s: a loaded machine may delay a renewal by most of that.
                 let lease = JobLease(
-                    name: "catch-up", holder: holder, duration: 0.3, storage: storage, clock: SystemWallClock())
+                    name: "catch-up", holder: holder, duration: 2, storage: storage, clock: SystemWallClock())
                 let service = PeriodicService("catch-up", every: 0.02, lease: lease, logger: logger) {
                     events.withLock { $0.append("\(holder) start") }
                     try await Task.sleep(for: roundLength)
@@ -61,7 +62,7 @@ import Testing
                 return ServiceGroup(services: [service], gracefulShutdownSignals: [], logger: logger)
             }
             let (firstGroup, secondGroup) = (
-                group("first", roundLength: .milliseconds(1500)), group("second", roundLength: .zero)
+                group("first", roundLength: .seconds(5)), group("second", roundLength: .zero)
             )
             let first = Task { try await firstGroup.run() }
             try await waitUntil { events.withLock { $0.contains("first start") } }
@@ -88,7 +89,7 @@ import Testing
             let finished = Mutex(false)
             let round = Task {
                 try await lease.hold {
-                    try await Task.sleep(for: .seconds(5))
+                    try await Task.sleep(for: .seconds(20))
                     finished.withLock { $0 = true }
                 }
             }
