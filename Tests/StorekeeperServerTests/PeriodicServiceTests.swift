@@ -85,14 +85,16 @@ import Testing
         try await TemporaryStorage.withSQLite { storage in
             let lease = JobLease(
                 name: "sweep", holder: "first", duration: 0.3, storage: storage, clock: SystemWallClock())
-            #expect(try await lease.acquire())
             let finished = Mutex(false)
+            let started = Mutex(false)
             let round = Task {
-                try await lease.hold {
+                try await lease.runIfHeld {
+                    started.withLock { $0 = true }
                     try await Task.sleep(for: .seconds(20))
                     finished.withLock { $0 = true }
                 }
             }
+            try await waitUntil { started.withLock { $0 } }
             // Another instance takes the lease as if it had run out.
             let stolen = try await storage.transaction {
                 try await $0.acquireJobLease(

@@ -42,7 +42,7 @@ final class PeriodicService: Service, Sendable {
                     try await StoreCallOrigin.$job.withValue(name) { try await job() }
                 }
                 if let lease {
-                    if try await lease.acquire() { try await lease.hold(round) }
+                    try await lease.runIfHeld(round)
                 } else {
                     try await round()
                 }
@@ -61,7 +61,8 @@ final class PeriodicService: Service, Sendable {
 
 /// The lease on one background job, held in storage by one instance at a time (see
 /// ``StorageTransaction/acquireJobLease(_:holder:now:until:)``). Renewed by its holder at every
-/// round and while a round runs; a holder that dies loses it once `duration` has passed, and another instance takes over.
+/// round and while a round runs; a holder that dies loses it once `duration` has passed, and
+/// another instance takes over.
 public struct JobLease: Sendable {
     public let name: String
     /// This instance.
@@ -87,28 +88,33 @@ public struct JobLease: Sendable {
         }
     }
 
-    /// Runs `body`, a round of the job begun just after ``acquire()`` returned `true`, renewing the
-    /// lease every third of `duration` while it runs: a round may outlast the lease (a catch-up
-    /// waiting for quota turns), and the other live instances must not take the job meanwhile.
-    /// If the lease is lost anyway (another instance took it, or renewals failed until it ran
-    /// out), `body` is cancelled and ``JobLeaseLost`` thrown, so two rounds never overlap for long.
-    public func hold(_ body: @escaping @Sendable () async throws -> Void) async throws {
-        let acquired = clock.now()
+    /// Runs `body`, a round of the job, if this instance holds the lease or can take it; returns
+    /// whether it ran. The lease is renewed every third of `duration` while the round runs: a round
+    /// may outlast the lease (a catch-up waiting for quota turns), and the other live instances must
+    /// not take the job meanwhile. If the lease is lost anyway (another instance took it, or
+    /// renewals failed until it ran out), `body` is cancelled and ``JobLeaseLost`` thrown, so two
+    /// rounds never overlap for long.
+    @discardableResult
+    public func runIfHeld(_ body: @escaping @Sendable () async throws -> Void) async throws -> Bool {
+        // Taken before asking: the lease runs out `duration` after a moment no earlier than this.
+        let asked = clock.now()
+        guard try await acquire() else { return false }
         try await withThrowingTaskGroup(of: Void.self) { group in
             group.addTask { try await body() }
-            group.addTask { try await renewWhileHeld(since: acquired) }
+            group.addTask { try await renewWhileHeld(until: asked.addingTimeInterval(duration)) }
             // The first to finish decides: the round's end (which stops the renewals), or the
             // lease's loss (thrown, which cancels the round).
             try await group.next()
             group.cancelAll()
         }
+        return true
     }
 
     /// Renews the lease every third of `duration` until cancelled; throws ``JobLeaseLost`` once
     /// it is held no more. A renewal that fails (the database briefly unreachable) is retried at
     /// the next beat, until the last successful one has run out.
-    private func renewWhileHeld(since acquired: Date) async throws {
-        var heldUntil = acquired.addingTimeInterval(duration)
+    private func renewWhileHeld(until expiry: Date) async throws {
+        var heldUntil = expiry
         while true {
             try await Task.sleep(for: .seconds(duration / 3))
             let attempted = clock.now()
@@ -128,7 +134,7 @@ public struct JobLease: Sendable {
     }
 }
 
-/// Thrown out of ``JobLease/hold(_:)`` when another instance took the lease mid-round.
+/// Thrown out of ``JobLease/runIfHeld(_:)`` when another instance took the lease mid-round.
 public struct JobLeaseLost: Error, CustomStringConvertible, Sendable {
     public let name: String
     public var description: String { "the lease on job \(name) was taken by another instance" }

@@ -13,7 +13,8 @@ extension SQLStorageTransaction {
 
     /// A page of the oldest processed notifications received before `cutoff`.
     struct ProcessedPage: Sendable {
-        var keys: [(store: String, dedupeKey: String)] = []
+        /// Each notification's `store` and `dedupe_key`.
+        var keys: [(String, String)] = []
         /// When the page's newest notification was received.
         var receivedThrough: Int64 = 0
     }
@@ -49,7 +50,7 @@ extension SQLStorageTransaction {
                 """
                 DELETE FROM inbox
                 WHERE status = 'processed' AND received_at <= \(bind: page.receivedThrough)
-                AND (store, dedupe_key) IN (VALUES \(Self.pairs(keys.map { ($0.store, $0.dedupeKey) })))
+                AND (store, dedupe_key) IN (VALUES \(Self.pairs(keys)))
                 """)
         }
     }
