@@ -29,6 +29,9 @@ struct CPUSteadiness {
     /// Runs the probe for `seconds` on every core; blocks the calling thread meanwhile.
     static func measure(seconds: Double) -> Report {
         let cores = max(ProcessInfo.processInfo.activeProcessorCount, 1)
+        // Room for every unit's timing, so that no array grows (and copies) during the probe.
+        let unitEstimate = timeUnits(100) / 100
+        let capacity = Int(seconds / max(unitEstimate, 1e-7) * 1.5) + 1_024
         let start = ContinuousClock.now
         let deadline = start.advanced(by: .seconds(seconds))
         let samples = Mutex<[[(offset: Double, duration: Double)]]>(Array(repeating: [], count: cores))
@@ -37,18 +40,15 @@ struct CPUSteadiness {
             done.enter()
             let thread = Thread {
                 var mine: [(offset: Double, duration: Double)] = []
-                mine.reserveCapacity(Int(seconds / 0.000_02))
+                mine.reserveCapacity(capacity)
                 var state: UInt64 = UInt64(core) + 1
                 while ContinuousClock.now < deadline {
                     let began = ContinuousClock.now
-                    for _ in 0..<unitIterations {
-                        state = state &* 6_364_136_223_846_793_005 &+ 1_442_695_040_888_963_407
-                    }
+                    state = unit(state)
                     let ended = ContinuousClock.now
                     mine.append((CustomerRead.seconds(began - start), CustomerRead.seconds(ended - began)))
                 }
-                // Keeps the arithmetic from being optimized away.
-                if state == 0 { FileHandle.standardError.write(Data()) }
+                keep(state)
                 samples.withLock { $0[core] = mine }
                 done.leave()
             }
@@ -56,6 +56,30 @@ struct CPUSteadiness {
         }
         done.wait()
         return report(samples.withLock { $0 }, seconds: seconds)
+    }
+
+    /// One unit of the probe's work: arithmetic only, no memory, no system calls.
+    static func unit(_ state: UInt64) -> UInt64 {
+        var state = state
+        for _ in 0..<unitIterations {
+            state = state &* 6_364_136_223_846_793_005 &+ 1_442_695_040_888_963_407
+        }
+        return state
+    }
+
+    /// Seconds `count` units take on this thread.
+    static func timeUnits(_ count: Int) -> Double {
+        var state: UInt64 = 1
+        let began = ContinuousClock.now
+        for _ in 0..<count { state = unit(state) }
+        let elapsed = CustomerRead.seconds(ContinuousClock.now - began)
+        keep(state)
+        return elapsed
+    }
+
+    /// Keeps the arithmetic from being optimized away.
+    static func keep(_ state: UInt64) {
+        if state == 0 { FileHandle.standardError.write(Data()) }
     }
 
     static func report(_ perCore: [[(offset: Double, duration: Double)]], seconds: Double) -> Report {
