@@ -196,16 +196,22 @@ import Testing
     static func expectWithinQuota(_ requests: [GooglePlaySimulation.APIRequest]) {
         let checked = Duration.milliseconds(Int64((window - arrivalJitter) * 1000))
         for limit in limits {
-            let arrivals = requests.filter { limit.buckets?.contains($0.bucket) ?? true }.map(\.arrival).sorted()
+            let calls = requests.filter { limit.buckets?.contains($0.bucket) ?? true }
+                .sorted { $0.arrival < $1.arrival }
+            let arrivals = calls.map(\.arrival)
             var busiest = 0
+            var busiestCalls: ArraySlice<GooglePlaySimulation.APIRequest> = []
             var start = 0
             for end in arrivals.indices {
                 while arrivals[end] - arrivals[start] >= checked { start += 1 }
-                busiest = max(busiest, end - start + 1)
+                if end - start + 1 > busiest { (busiest, busiestCalls) = (end - start + 1, calls[start...end]) }
             }
             #expect(
                 busiest <= limit.requests,
-                "\(busiest) \(limit.key) calls within \(checked), over the limit of \(limit.requests) per \(window) s")
+                """
+                \(busiest) \(limit.key) calls within \(checked), over the limit of \(limit.requests) per \(window) s: \
+                \(describe(busiestCalls))
+                """)
             if limit.key == "oneTimePurchases" {
                 // Reaching the limit is checked over the limit's window plus the jitter: on a loaded
                 // machine the calls of a full window may arrive spread over a little more than it,
@@ -220,6 +226,17 @@ import Testing
                 #expect(reached >= limit.requests, "the burst should have run into the \(limit.key) limit")
             }
         }
+    }
+
+    /// Calls as `+<ms after the first> <instance> <User-Agent's job>`, to tell a late arrival from
+    /// two instances' calls crowding one window.
+    static func describe(_ calls: ArraySlice<GooglePlaySimulation.APIRequest>) -> String {
+        guard let first = calls.first?.arrival else { return "none" }
+        return calls.map { call in
+            let offset = (call.arrival - first).components
+            let milliseconds = offset.seconds * 1000 + offset.attoseconds / 1_000_000_000_000_000
+            return "+\(milliseconds) ms \(instance(of: call) ?? "?") \(call.userAgent ?? "-") \(call.path)"
+        }.joined(separator: "; ")
     }
 
     /// Fills the simulator's catalog, writes the service-account key and a configuration for `serve`.
