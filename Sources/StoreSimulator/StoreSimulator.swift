@@ -131,8 +131,9 @@ public final class StoreSimulator: Sendable {
                 return try self.writeServiceAccount(email: email, projectID: projectID)
             }
         ).register(on: router)
+        let arrivals = ArrivalStamp(reference: .now)
         let publisher = router.group(RouterPath(AndroidPublisherRoutes.prefix))
-            .add(middleware: PlayRequestLogMiddleware(googlePlay: googlePlay))
+            .add(middleware: PlayRequestLogMiddleware(googlePlay: googlePlay, arrivals: arrivals))
             .add(middleware: FaultMiddleware(faults: faults))
         AndroidPublisherRoutes(googlePlay: googlePlay, identity: googleIdentity).register(on: publisher)
         let stores = router.group().add(middleware: FaultMiddleware(faults: faults))
@@ -157,6 +158,7 @@ public final class StoreSimulator: Sendable {
         let (portStream, portContinuation) = AsyncStream.makeStream(of: Int?.self)
         let application = Application(
             router: router,
+            server: .http1(configuration: .init(additionalChannelHandlers: [arrivals.makeHandler()])),
             configuration: .init(address: .hostname(configuration.host, port: configuration.port)),
             onServerRunning: { channel in
                 portContinuation.yield(channel.localAddress?.port)

@@ -19,17 +19,20 @@ struct PlayHTTPAnswer {
     }
 }
 
-func playRequest(_ method: HTTPMethod, _ url: String, json: String? = nil, bearer: String? = nil) async throws
-    -> PlayHTTPAnswer
-{
+func playRequest(
+    _ method: HTTPMethod, _ url: String, json: String? = nil, bearer: String? = nil,
+    headers extra: [(String, String)] = []
+) async throws -> PlayHTTPAnswer {
     var request = HTTPClientRequest(url: url)
     request.method = method
     if let bearer { request.headers.add(name: "Authorization", value: "Bearer \(bearer)") }
+    request.headers.add(contentsOf: extra)
     if let json {
         request.headers.add(name: "Content-Type", value: "application/json")
         request.body = .bytes(ByteBuffer(string: json))
     }
-    let response = try await HTTPClient.shared.execute(request, timeout: .seconds(10))
+    // A guard against a hang, not a speed check (see loopbackRequest).
+    let response = try await HTTPClient.shared.execute(request, timeout: .seconds(60))
     let body = try await response.body.collect(upTo: 1 << 20)
     var headers: [String: String] = [:]
     for header in response.headers { headers[header.name.lowercased()] = header.value }
@@ -148,8 +151,8 @@ struct PlayHarness {
         endpoints.baseURL + "/androidpublisher/v3/applications/\(Self.package)/" + path
     }
 
-    func get(_ path: String) async throws -> PlayHTTPAnswer {
-        try await playRequest(.GET, url(path), bearer: try await bearer)
+    func get(_ path: String, headers: [(String, String)] = []) async throws -> PlayHTTPAnswer {
+        try await playRequest(.GET, url(path), bearer: try await bearer, headers: headers)
     }
 
     func post(_ path: String, json: String? = nil) async throws -> PlayHTTPAnswer {

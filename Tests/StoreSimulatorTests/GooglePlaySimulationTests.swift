@@ -446,6 +446,20 @@ import Testing
         }
     }
 
+    /// Arrivals are stamped by the simulator as it reads the request, whatever the client claims.
+    @Test func theArrivalIsTheSimulatorsOwnStamp() async throws {
+        try await PlayHarness.run { h in
+            _ = try await h.get("purchases/voidedpurchases")  // the access token, fetched before timing
+            let before = ContinuousClock.now
+            let answer = try await h.get(
+                "purchases/voidedpurchases", headers: [("X-Storekeeper-Simulator-Arrival", "0")])
+            let after = ContinuousClock.now
+            #expect(answer.status == 200)
+            let arrival = try #require(h.play.apiRequests.last?.arrival)
+            #expect(arrival >= before && arrival <= after, "a client's stamp was taken as the arrival")
+        }
+    }
+
     @Test func sameSeedGivesSameIds() async throws {
         var runs: [[String]] = []
         for _ in 0..<2 {

@@ -24,7 +24,9 @@ func loopbackRequest(
     } else if let bytes {
         request.body = .bytes(ByteBuffer(bytes: bytes))
     }
-    let response = try await HTTPClient.shared.execute(request, timeout: .seconds(10))
+    // A guard against a hang, not a speed check: under the whole suite's load a loopback answer has
+    // taken over 10 s on CI.
+    let response = try await HTTPClient.shared.execute(request, timeout: .seconds(60))
     let body = try await response.body.collect(upTo: 1 << 20)
     let object = (try? JSONSerialization.jsonObject(with: Data(buffer: body))) as? [String: Any] ?? [:]
     var headers: [String: String] = [:]

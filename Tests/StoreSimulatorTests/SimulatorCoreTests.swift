@@ -63,7 +63,7 @@ import Testing
             func verifier() throws -> SignedDataVerifier {
                 try SignedDataVerifier(
                     configuration: .init(trustedRoots: roots, environment: .sandbox, onlineChecks: true),
-                    ocspTransport: HTTPOCSPTransport(timeout: .seconds(2)))
+                    ocspTransport: HTTPOCSPTransport(timeout: .seconds(30)))
             }
             let token = try AppStoreSigner(chain: chain).sign(
                 JWSRenewalInfo(environment: .sandbox, originalTransactionId: "1", signedDate: simulator.clock.now()))

@@ -34,7 +34,7 @@ import Testing
                 request.headers.add(name: "Content-Type", value: "application/x-www-form-urlencoded")
                 request.body = .bytes(ByteBuffer(string: fields.joined(separator: "&")))
             }
-            let response = try await client.execute(request, timeout: .seconds(20))
+            let response = try await client.execute(request, timeout: .seconds(60))
             let body = String(buffer: try await response.body.collect(upTo: 1 << 22))
             return (Int(response.status.code), body, response.headers.first(name: "Location"))
         }
@@ -55,7 +55,7 @@ import Testing
             request.method = .POST
             request.headers.add(name: "Content-Type", value: "application/x-www-form-urlencoded")
             request.body = .bytes(ByteBuffer(string: "name=olga&password=store+actions+password"))
-            let response = try await client.execute(request, timeout: .seconds(20))
+            let response = try await client.execute(request, timeout: .seconds(60))
             let setCookie = try #require(response.headers.first(name: "Set-Cookie"))
             session.cookie = String(try #require(setCookie.split(separator: ";").first))
             let page = try await session.send("/console/actions").body

@@ -22,11 +22,11 @@ import Testing
             eventLoopGroupProvider: .singleton,
             configuration: HTTPClient.Configuration(redirectConfiguration: .disallow))
         defer { _ = client.shutdown() }
-        let answer = try await client.execute(signIn, timeout: .seconds(20))
+        let answer = try await client.execute(signIn, timeout: .seconds(60))
         let cookie = try #require(answer.headers.first(name: "Set-Cookie")?.split(separator: ";").first)
         var page = HTTPClientRequest(url: h.baseURL + "/console/customer?id=\(customer)")
         page.headers.add(name: "Cookie", value: String(cookie))
-        let response = try await client.execute(page, timeout: .seconds(20))
+        let response = try await client.execute(page, timeout: .seconds(60))
         #expect(response.status == .ok)
         return String(buffer: try await response.body.collect(upTo: 4 << 20))
     }

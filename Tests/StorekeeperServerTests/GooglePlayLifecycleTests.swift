@@ -269,7 +269,7 @@ import Testing
                 options: PlayPurchaseOptions(obfuscatedExternalAccountId: account.uuidString))
             try await play.deliveriesSettled()
             var listed: [[String: Any]] = []
-            let deadline = ContinuousClock.now.advanced(by: .seconds(30))
+            let deadline = ContinuousClock.now.advanced(by: .seconds(60))
             while listed.isEmpty, ContinuousClock.now < deadline {
                 listed = try await h.request(.GET, "/v1/inbox").body["notifications"] as? [[String: Any]] ?? []
                 try await Task.sleep(for: .milliseconds(50))

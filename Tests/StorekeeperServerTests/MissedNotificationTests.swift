@@ -57,7 +57,7 @@ import Testing
                     || metrics.contains(#"storekeeper_catch_up_total{kind="refreshed"} 1"#)
             }
             // The run applies what it found before it reports: wait for both.
-            let deadline = ContinuousClock.now.advanced(by: .seconds(20))
+            let deadline = ContinuousClock.now.advanced(by: .seconds(60))
             while ContinuousClock.now < deadline {
                 let active = try await h.entitlements("max")["pro"]?.active == true
                 let metrics = try await h.text("/metrics")
@@ -206,7 +206,7 @@ import Testing
             try await h.settle()
             #expect(h.simulator.faults.injectedCount == 1)
             // The sweeper acknowledges it within its interval, long before Google's three days.
-            let deadline = ContinuousClock.now.advanced(by: .seconds(20))
+            let deadline = ContinuousClock.now.advanced(by: .seconds(60))
             while play.subscription(token)?.acknowledged != true, ContinuousClock.now < deadline {
                 try await Task.sleep(for: .milliseconds(20))
             }

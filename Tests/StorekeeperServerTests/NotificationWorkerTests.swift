@@ -1,6 +1,7 @@
 import Logging
 import ServiceLifecycle
 import Synchronization
+import TestSupport
 import Testing
 
 @testable import StorekeeperServer

@@ -107,10 +107,10 @@ import Testing
     }
 
     func waitUntil(_ condition: () -> Bool) async throws {
-        let deadline = ContinuousClock.now.advanced(by: .seconds(10))
+        let deadline = ContinuousClock.now.advanced(by: .seconds(60))
         while !condition() {
             guard ContinuousClock.now < deadline else {
-                Issue.record("not reached within 10 s")
+                Issue.record("not reached within 60 s")
                 return
             }
             try await Task.sleep(for: .milliseconds(10))

@@ -134,7 +134,7 @@ struct ServerHarness {
             request.headers.add(name: "Content-Type", value: "application/json")
             request.body = .bytes(ByteBuffer(string: json))
         }
-        let response = try await HTTPClient.shared.execute(request, timeout: .seconds(20))
+        let response = try await HTTPClient.shared.execute(request, timeout: .seconds(60))
         let body = try await response.body.collect(upTo: 1 << 20)
         let object = (try? JSONSerialization.jsonObject(with: Data(buffer: body))) as? [String: Any] ?? [:]
         return (Int(response.status.code), object)
@@ -143,7 +143,7 @@ struct ServerHarness {
     /// A GET answered as plain text (e.g. /metrics).
     func text(_ path: String) async throws -> String {
         let response = try await HTTPClient.shared.execute(
-            HTTPClientRequest(url: baseURL + path), timeout: .seconds(20))
+            HTTPClientRequest(url: baseURL + path), timeout: .seconds(60))
         return String(buffer: try await response.body.collect(upTo: 1 << 20))
     }
 

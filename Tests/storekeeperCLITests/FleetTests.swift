@@ -266,9 +266,10 @@ import Testing
             "storage": ["url": storageURL],
             "apiKeys": ["backend": ["scope": "secret", "secret": apiKey]],
             // Short leases: what the killed instance was processing, and the jobs it held, are
-            // taken over within seconds.
+            // taken over within seconds. A job lease is renewed every third of it, so a live holder
+            // keeps its jobs through a stall of up to two thirds of it (4 s: CI machines stall).
             "processing": [
-                "initialRetryDelay": 0.1, "maxRetryDelay": 1, "pollInterval": 0.1, "lease": 2, "jobLease": 3,
+                "initialRetryDelay": 0.1, "maxRetryDelay": 1, "pollInterval": 0.1, "lease": 2, "jobLease": 6,
                 "acknowledgementSweepInterval": 0.5, "catchUp": ["interval": 0.5],
             ],
             "quotas": ["googlePlay": quotaSection],

@@ -209,14 +209,16 @@ struct AndroidPublisherRoutes {
 }
 
 /// Records every Android Publisher request (before faults are injected) in
-/// ``GooglePlaySimulation/apiRequests``, with its quota bucket and the status answered.
+/// ``GooglePlaySimulation/apiRequests``, with its quota bucket, the status answered and when it
+/// arrived (``ArrivalStamp``).
 struct PlayRequestLogMiddleware<Context: RequestContext>: RouterMiddleware {
     let googlePlay: GooglePlaySimulation
+    let arrivals: ArrivalStamp
 
     func handle(
         _ request: Request, context: Context, next: (Request, Context) async throws -> Response
     ) async throws -> Response {
-        let arrival = ContinuousClock.now
+        let arrival = arrivals.arrival(of: request.head)
         let path = request.uri.path
         let userAgent = request.headers[.userAgent]
         do {

@@ -1,11 +1,12 @@
 import Synchronization
 
 // A deadline for a test's scenario: a stall fails the test (reporting what it got to) instead of
-// stalling the whole suite. Used by ReadinessTests and PostgresConnectionLossTests.
+// stalling the whole suite, and a deadline that starts where the scenario does, not where the
+// test's set-up (a fresh database, under the whole suite's load) began.
 
 extension Task where Failure == any Error {
     /// The task's result if it ends within `limit`; nil (without waiting any longer) otherwise.
-    func result(within limit: Duration) async -> Result<Success, any Error>? {
+    public func result(within limit: Duration) async -> Result<Success, any Error>? {
         let outcome = OnceContinuation<Result<Success, any Error>?>()
         return await withCheckedContinuation { continuation in
             outcome.set(continuation)
