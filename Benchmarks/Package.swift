@@ -51,8 +51,11 @@ let package = Package(
                 .product(name: "StoreSimulator", package: "storekeeper"),
                 .product(name: "AppStoreServer", package: "storekeeper"),
                 .product(name: "StorekeeperStorage", package: "storekeeper"),
-                .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "Hummingbird", package: "hummingbird"),
+                // The notifications are posted over plain SwiftNIO channels (ClosedLoopPoster).
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
                 // --webhooks on PostgreSQL creates a fresh database for each of its two deployments.
                 .product(name: "PostgresNIO", package: "postgres-nio"),
             ]

@@ -1,8 +1,8 @@
 import AppStoreServer
-import AsyncHTTPClient
 import Foundation
 import Logging
 import NIOCore
+import NIOPosix
 import StoreSimulator
 import Storekeeper
 import StorekeeperDemo
@@ -181,31 +181,12 @@ struct IngestRun {
         let verifySeconds = try await timeVerifier(payloads)
 
         // Ingest: POST each (200 = verified and durable), then wait until every one is processed.
-        let urls = instanceURLs.map { $0 + "/v1/notifications/app-store" }
-        let latencies = LatencyLog()
-        // One connection per request in flight: `HTTPClient.shared` opens at most 8 per host, which
-        // made "32 at a time" 8 at a time, with the rest queued in the client.
-        var clientConfiguration = HTTPClient.Configuration()
-        clientConfiguration.connectionPool.concurrentHTTP1ConnectionsPerHostSoftLimit = concurrency
-        let client = HTTPClient(eventLoopGroup: HTTPClient.defaultEventLoopGroup, configuration: clientConfiguration)
+        let poster = try ClosedLoopPoster(
+            loop: MultiThreadedEventLoopGroup.singleton.next(), baseURLs: instanceURLs,
+            path: "/v1/notifications/app-store", concurrency: concurrency)
+        let bodies = payloads.map { ByteBuffer(string: #"{"signedPayload":"\#($0)"}"#) }
         let ingestStart = ContinuousClock.now
-        do {
-            try await forEach(payloads) { payload in
-                var request = HTTPClientRequest(url: urls.randomElement() ?? urls[0])
-                request.method = .POST
-                request.headers.add(name: "Content-Type", value: "application/json")
-                request.body = .bytes(ByteBuffer(string: #"{"signedPayload":"\#(payload)"}"#))
-                let sent = ContinuousClock.now
-                let response = try await client.execute(request, timeout: .seconds(60))
-                _ = try await response.body.collect(upTo: 1 << 16)
-                guard response.status == .ok else { throw BenchmarkError("HTTP \(response.status.code)") }
-                latencies.record(ContinuousClock.now - sent)
-            }
-        } catch {
-            try? await client.shutdown()
-            throw error
-        }
-        try await client.shutdown()
+        let latencies = try await poster.run(bodies)
         let durableSeconds = seconds(ContinuousClock.now - ingestStart)
         while true {
             let counts = try await deployment.storage.read { try await $0.unfinishedNotificationCounts() }
@@ -214,7 +195,7 @@ struct IngestRun {
         }
         let processedSeconds = seconds(ContinuousClock.now - ingestStart)
         try await checkBalance(of: customer)
-        let sorted = latencies.sorted
+        let sorted = latencies.sorted()
         let result = IngestResult(
             ingestRate: Double(count) / processedSeconds, verifyRate: Double(count) / verifySeconds,
             p50: percentile(sorted, 0.5), p99: percentile(sorted, 0.99))
@@ -334,19 +315,6 @@ struct IngestRun {
         guard !sorted.isEmpty else { return 0 }
         return sorted[min(sorted.count - 1, Int((Double(sorted.count) * fraction).rounded(.down)))]
     }
-}
-
-/// Request latencies in milliseconds, from many tasks.
-final class LatencyLog: @unchecked Sendable {
-    private let lock = NSLock()
-    private var values: [Double] = []
-
-    func record(_ duration: Duration) {
-        let millis = Double(duration.components.seconds) * 1000 + Double(duration.components.attoseconds) / 1e15
-        lock.withLock { values.append(millis) }
-    }
-
-    var sorted: [Double] { lock.withLock { values.sorted() } }
 }
 
 struct BenchmarkError: Error, CustomStringConvertible {
