@@ -17,6 +17,8 @@ public struct AppStoreAdapter: StoreAdapter, TranslatesStoreErrors {
     public let policies: Policies
     public let clock: any WallClock
     public let logger: Logger
+    /// What this process accepted and has not processed yet, decoded (``RecentlyVerified``).
+    let recentlyVerified = RecentlyVerified<VerifiedNotification>(capacity: 2048)
 
     public var store: Store { .appStore }
 
@@ -37,13 +39,18 @@ public struct AppStoreAdapter: StoreAdapter, TranslatesStoreErrors {
         guard let uuid = notification.payload.notificationUUID, !uuid.isEmpty else {
             throw ServerError(.malformedPayload, "the notification has no notificationUUID")
         }
-        return AcceptedDelivery(
-            dedupeKey: uuid, verified: try VerifiedNotificationRecord.encode(notification, nestedJSON: nestedJSON))
+        let record = try VerifiedNotificationRecord.encode(notification, nestedJSON: nestedJSON)
+        // As the record reads back: the payload without its signed strings.
+        recentlyVerified.keep(notification.withoutSignedFields, record: record, for: uuid)
+        return AcceptedDelivery(dedupeKey: uuid, verified: record)
     }
 
     public func interpret(_ notification: InboxNotification) async throws -> NotificationChange {
         let verified =
-            if let kept = notification.verified.flatMap(VerifiedNotificationRecord.decode) {
+            if let record = notification.verified,
+                let kept = recentlyVerified.take(notification.dedupeKey, record: record)
+                    ?? VerifiedNotificationRecord.decode(record)
+            {
                 kept
             } else {
                 try await verifiedNotification(body: notification.body)
