@@ -136,7 +136,7 @@ final class ServerProcess: Sendable {
 
     /// Sends `signal` and waits (up to `timeout`) for the process to end; returns whether it did.
     @discardableResult
-    func stop(signal: Int32 = SIGTERM, timeout: TimeInterval = 10) async throws -> Bool {
+    func stop(signal: Int32 = SIGTERM, timeout: TimeInterval = 30) async throws -> Bool {
         kill(process.processIdentifier, signal)
         let deadline = Date().addingTimeInterval(timeout)
         while process.isRunning, Date() < deadline { try await Task.sleep(for: .milliseconds(20)) }

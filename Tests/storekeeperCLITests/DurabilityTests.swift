@@ -48,7 +48,7 @@ import Testing
                     packageName: Self.packageName, productId: "gems", quantity: 2,
                     options: PlayPurchaseOptions(obfuscatedExternalAccountId: token.uuidString))
                 if index == 10 {
-                    #expect(try await server.stop(signal: SIGKILL, timeout: 10), "SIGKILL did not end the server")
+                    #expect(try await server.stop(signal: SIGKILL), "SIGKILL did not end the server")
                     #expect(server.process.terminationReason == .uncaughtSignal)
                 }
                 try await Task.sleep(for: .milliseconds(15))

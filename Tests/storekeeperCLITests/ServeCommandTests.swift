@@ -66,7 +66,7 @@ import Testing
         let (_, created) = try await URLSession.shared.data(for: request)
         #expect((created as? HTTPURLResponse)?.statusCode == 201)
 
-        #expect(try await server.stop(signal: SIGTERM), "serve did not stop within 10 s of SIGTERM")
+        #expect(try await server.stop(signal: SIGTERM), "serve did not stop within 30 s of SIGTERM")
         #expect(server.process.terminationReason == .exit)
         #expect(server.process.terminationStatus == 0)
         // The database was migrated at start and kept what was written.
@@ -98,7 +98,7 @@ import Testing
         let (_, created) = try await URLSession.shared.data(for: request)
         #expect((created as? HTTPURLResponse)?.statusCode == 201)
 
-        #expect(try await server.stop(signal: SIGINT), "serve did not stop within 10 s of SIGINT")
+        #expect(try await server.stop(signal: SIGINT), "serve did not stop within 30 s of SIGINT")
         #expect(server.process.terminationStatus == 0)
     }
 

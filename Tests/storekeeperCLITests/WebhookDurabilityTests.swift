@@ -96,7 +96,7 @@ import Testing
                 }
                 // Killed in the middle of delivering.
                 try await waitUntil(timeout: 60) { receiver.ids.withLock { $0.count } >= 4 }
-                #expect(try await server.stop(signal: SIGKILL, timeout: 10))
+                #expect(try await server.stop(signal: SIGKILL))
                 let beforeRestart = receiver.ids.withLock { $0.count }
                 server = try await ServerProcess.start(config: configPath, port: port)
                 let restarted = ServerAPI(baseURL: server.baseURL, apiKey: DurabilityTests.apiKey)
