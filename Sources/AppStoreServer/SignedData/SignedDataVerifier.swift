@@ -116,8 +116,22 @@ public struct SignedDataVerifier: Sendable {
     public func verifyKeepingJSON<Payload: SignedPayload>(
         _ token: String, as payloadType: Payload.Type = Payload.self
     ) async throws(SignedDataVerificationError) -> (payload: Payload, json: Data) {
-        let jws = try CompactJWS(parsing: token, maxLength: configuration.maxInputBytes)
-        let payloadBytes = try jws.decodePayload()
+        try await verifyKeepingJSON(
+            UnverifiedSignedData(parsing: token, as: payloadType, maxLength: configuration.maxInputBytes))
+    }
+
+    /// ``verifyKeepingJSON(_:as:)`` of a token already read (to pick this verifier by the identity
+    /// it claims): its payload is not decoded again.
+    public func verifyKeepingJSON<Payload: SignedPayload>(
+        _ unverified: UnverifiedSignedData<Payload>
+    ) async throws(SignedDataVerificationError) -> (payload: Payload, json: Data) {
+        // Read under another limit, perhaps: this verifier's own applies.
+        guard unverified.byteCount <= configuration.maxInputBytes else {
+            throw SignedDataVerificationError(
+                .inputTooLarge,
+                "input is \(unverified.byteCount) bytes; the limit is \(configuration.maxInputBytes) bytes")
+        }
+        let (jws, payloadBytes) = (unverified.jws, unverified.payloadJSON)
         let signatureBytes = try jws.decodeSignature()
 
         // A header seen before with a validated chain needs no decoding (see VerifiedChainCache).
@@ -128,13 +142,7 @@ public struct SignedDataVerifier: Sendable {
             key = try chainKey(from: jws.decodeHeader())
         }
 
-        let payload: Payload
-        do {
-            payload = try AppStoreJSON.makeDecoder().decode(Payload.self, from: payloadBytes)
-        } catch {
-            throw SignedDataVerificationError(
-                .malformedPayload, "the payload is not a valid \(Payload.self): \(Self.describe(error))")
-        }
+        let payload = try unverified.payload.get()
         let now = clock.now()
         let effectiveDate: Date
         switch configuration.onlineChecks ? .currentTime : configuration.effectiveDate {
@@ -334,7 +342,7 @@ public struct SignedDataVerifier: Sendable {
     }
 
     /// A decoding error in one line, naming the field, without echoing the input.
-    private static func describe(_ error: any Error) -> String {
+    static func describe(_ error: any Error) -> String {
         guard let decodingError = error as? DecodingError else { return "not JSON" }
         switch decodingError {
         case .typeMismatch(_, let context), .valueNotFound(_, let context), .keyNotFound(_, let context),

@@ -35,7 +35,18 @@ extension SignedDataVerifier {
     public func verifyNotificationKeepingJSON(_ signedPayload: String) async throws(SignedDataVerificationError)
         -> (notification: VerifiedNotification, nestedJSON: VerifiedNotification.NestedJSON)
     {
-        let payload = try await verify(signedPayload, as: NotificationPayload.self)
+        try await verifyNotificationKeepingJSON(
+            UnverifiedSignedData(parsing: signedPayload, maxLength: configuration.maxInputBytes))
+    }
+
+    /// ``verifyNotificationKeepingJSON(_:)-(String)`` of a notification already read (to pick this
+    /// verifier by the identity it claims): its payload is not decoded again.
+    public func verifyNotificationKeepingJSON(
+        _ unverified: UnverifiedSignedData<NotificationPayload>
+    ) async throws(SignedDataVerificationError)
+        -> (notification: VerifiedNotification, nestedJSON: VerifiedNotification.NestedJSON)
+    {
+        let payload = try await verifyKeepingJSON(unverified).payload
         let transaction: (JWSTransaction, Data)? = try await verifyNested(
             payload.data?.signedTransactionInfo, "data.signedTransactionInfo")
         let renewalInfo: (JWSRenewalInfo, Data)? = try await verifyNested(

@@ -31,8 +31,7 @@ public struct AppTransactionService: Sendable {
     public func submit(_ signedAppTransaction: String, for id: CustomerID) async throws -> AppTransactionLink {
         let verified: AppTransaction
         do {
-            let identity = try ClaimedAppIdentity.unverified(signedAppTransaction, as: AppTransaction.self)
-            verified = try await apps.verifier(for: identity).verify(signedAppTransaction, as: AppTransaction.self)
+            verified = try await apps.verify(signedAppTransaction, as: AppTransaction.self)
         } catch let error as ServerError {
             throw error
         } catch let error as SignedDataVerificationError {

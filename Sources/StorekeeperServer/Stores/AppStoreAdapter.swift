@@ -124,8 +124,10 @@ public struct AppStoreAdapter: StoreAdapter, TranslatesStoreErrors {
             throw ServerError(.malformedPayload, "the body is not {\"signedPayload\": \"<JWS>\"}")
         }
         return try await translating {
-            let identity = try ClaimedAppIdentity.unverified(decoded.signedPayload, as: NotificationPayload.self)
-            return try await apps.verifier(for: identity).verifyNotificationKeepingJSON(decoded.signedPayload)
+            // Read once: the claimed app and environment pick the verifier, which checks the same
+            // decoded payload.
+            let unverified = try UnverifiedSignedData(parsing: decoded.signedPayload, as: NotificationPayload.self)
+            return try await apps.verifier(for: unverified.claimedIdentity()).verifyNotificationKeepingJSON(unverified)
         }
     }
 
@@ -155,10 +157,7 @@ public struct AppStoreAdapter: StoreAdapter, TranslatesStoreErrors {
             environments = [environment]
         }
         if let jws = submission.signedTransaction {
-            let transaction = try await translating {
-                let identity = try ClaimedAppIdentity.unverified(jws, as: JWSTransaction.self)
-                return try await apps.verifier(for: identity).verify(jws, as: JWSTransaction.self)
-            }
+            let transaction = try await translating { try await apps.verify(jws, as: JWSTransaction.self) }
             return [try await submittedObservation(transaction)]
         }
         if let transactionID = submission.transactionId {

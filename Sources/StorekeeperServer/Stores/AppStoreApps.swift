@@ -82,6 +82,14 @@ public struct AppStoreApps: Sendable, ConfiguredStoreApps {
         return verifier
     }
 
+    /// `token` verified by the verifier of the app and environment it claims (``verifier(for:)``),
+    /// its payload decoded once for both (``UnverifiedSignedData``). Throws `ServerError` when no
+    /// configured verifier matches the claim, `SignedDataVerificationError` when it doesn't verify.
+    func verify<Payload: SignedPayload>(_ token: String, as payloadType: Payload.Type) async throws -> Payload {
+        let unverified = try UnverifiedSignedData(parsing: token, as: payloadType)
+        return try await verifier(for: unverified.claimedIdentity()).verifyKeepingJSON(unverified).payload
+    }
+
     /// The API client of an app in an environment.
     public func client(_ id: AppID, _ environment: PurchaseEnvironment) throws(ServerError)
         -> AppStoreServerAPIClient
