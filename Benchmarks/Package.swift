@@ -30,6 +30,14 @@ let package = Package(
                 .product(name: "X509", package: "swift-certificates"),
             ]
         ),
+        // The load generators' HTTP/1.1 connections over plain SwiftNIO channels.
+        .target(
+            name: "LoadHTTP",
+            dependencies: [
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+            ]
+        ),
         // ordo-one suite for `swift package benchmark`: the plugin runs executable targets whose folder is
         // directly inside a folder named Benchmarks (this package).
         .executableTarget(
@@ -53,6 +61,7 @@ let package = Package(
                 .product(name: "StorekeeperStorage", package: "storekeeper"),
                 .product(name: "Hummingbird", package: "hummingbird"),
                 // The notifications are posted over plain SwiftNIO channels (ClosedLoopPoster).
+                "LoadHTTP",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
@@ -65,6 +74,7 @@ let package = Package(
         .executableTarget(
             name: "customer-read",
             dependencies: [
+                "LoadHTTP",
                 .product(name: "StorekeeperDemo", package: "storekeeper"),
                 .product(name: "StorekeeperServer", package: "storekeeper"),
                 .product(name: "StorekeeperStorage", package: "storekeeper"),

@@ -1,4 +1,5 @@
 import Foundation
+import LoadHTTP
 import NIOCore
 import NIOHTTP1
 import NIOPosix
@@ -110,47 +111,11 @@ struct OpenLoopReader: Sendable {
     /// The open connections of one load process, reused from window to window. Used on its event
     /// loop only.
     final class ConnectionPool: @unchecked Sendable {
-        fileprivate var idle: [Connection] = []
+        fileprivate var idle: [HTTPAnswerHandler] = []
         fileprivate var open = 0
         /// The running window's hand-out of connections to waiting requests: a connection opened in
         /// one window may close in a later one.
         fileprivate var sendWaiting: (() -> Void)?
-    }
-
-    /// One connection and the request on it. Used on the event loop only.
-    fileprivate final class Connection: ChannelInboundHandler, @unchecked Sendable {
-        typealias InboundIn = HTTPClientResponsePart
-
-        var channel: (any Channel)?
-        /// Told the outcome of the request in flight (nil when there is none).
-        var onAnswer: ((HTTPResponseStatus, ByteBuffer) -> Void)?
-        var onFailure: ((String) -> Void)?
-        private var status = HTTPResponseStatus.ok
-        private var body = ByteBuffer()
-
-        func channelRead(context: ChannelHandlerContext, data: NIOAny) {
-            switch unwrapInboundIn(data) {
-            case .head(let head):
-                status = head.status
-                body.clear()
-            case .body(var part): body.writeBuffer(&part)
-            case .end:
-                let answer = onAnswer
-                (onAnswer, onFailure) = (nil, nil)
-                answer?(status, body)
-            }
-        }
-
-        func channelInactive(context: ChannelHandlerContext) {
-            let failure = onFailure
-            (onAnswer, onFailure) = (nil, nil)
-            failure?("the connection closed before the answer")
-            context.fireChannelInactive()
-        }
-
-        func errorCaught(context: ChannelHandlerContext, error: any Error) {
-            context.close(promise: nil)
-        }
     }
 
     /// One window: the schedule, the requests waiting for a connection, the outcomes. Used on the
@@ -223,7 +188,7 @@ struct OpenLoopReader: Sendable {
         private func connect() {
             connections.open += 1
             openingNow += 1
-            let connection = Connection()
+            let connection = HTTPAnswerHandler()
             ClientBootstrap(group: reader.loop)
                 .channelInitializer { channel in
                     channel.eventLoop.makeCompletedFuture {
@@ -256,7 +221,7 @@ struct OpenLoopReader: Sendable {
                 }
         }
 
-        private func send(_ index: Int, scheduled: NIODeadline, on connection: Connection) {
+        private func send(_ index: Int, scheduled: NIODeadline, on connection: HTTPAnswerHandler) {
             let (head, id) = reader.request(for: numbers[index])
             let decode = index % reader.checkEvery == 0
             connection.onAnswer = { status, body in

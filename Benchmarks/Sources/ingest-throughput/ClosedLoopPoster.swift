@@ -1,4 +1,5 @@
 import Foundation
+import LoadHTTP
 import NIOCore
 import NIOHTTP1
 import NIOPosix
@@ -43,46 +44,12 @@ struct ClosedLoopPoster: Sendable {
         }
     }
 
-    /// One connection and the request in flight on it. Used on the event loop only.
-    private final class Connection: ChannelInboundHandler, @unchecked Sendable {
-        typealias InboundIn = HTTPClientResponsePart
-
-        var channel: (any Channel)?
-        /// Told the status and body of the answer to the request in flight.
-        var onAnswer: ((HTTPResponseStatus, ByteBuffer) -> Void)?
-        var onLost: (() -> Void)?
-        private var status = HTTPResponseStatus.ok
-        private var body = ByteBuffer()
-
-        func channelRead(context: ChannelHandlerContext, data: NIOAny) {
-            switch unwrapInboundIn(data) {
-            case .head(let head):
-                status = head.status
-                body.clear()
-            case .body(var part): body.writeBuffer(&part)
-            case .end:
-                let answer = onAnswer
-                onAnswer = nil
-                answer?(status, body)
-            }
-        }
-
-        func channelInactive(context: ChannelHandlerContext) {
-            if onAnswer != nil { onLost?() }
-            context.fireChannelInactive()
-        }
-
-        func errorCaught(context: ChannelHandlerContext, error: any Error) {
-            context.close(promise: nil)
-        }
-    }
-
     /// The posting of one set of bodies. Used on the event loop only.
     private final class Run: @unchecked Sendable {
         let poster: ClosedLoopPoster
         let bodies: [ByteBuffer]
         /// Per slot, a connection to each target.
-        var slots: [[Connection]] = []
+        var slots: [[HTTPAnswerHandler]] = []
         var next = 0
         var answered = 0
         var latencies: [Double] = []
@@ -100,12 +67,9 @@ struct ClosedLoopPoster: Sendable {
             let slotCount = min(poster.concurrency, bodies.count)
             var connecting: [EventLoopFuture<Void>] = []
             for _ in 0..<slotCount {
-                var slot: [Connection] = []
+                var slot: [HTTPAnswerHandler] = []
                 for target in poster.targets {
-                    let connection = Connection()
-                    connection.onLost = {
-                        self.finish(.failure(BenchmarkError("a connection closed before its answer")))
-                    }
+                    let connection = HTTPAnswerHandler()
                     slot.append(connection)
                     connecting.append(connect(connection, to: target))
                 }
@@ -121,7 +85,7 @@ struct ClosedLoopPoster: Sendable {
             }
         }
 
-        private func connect(_ connection: Connection, to target: Target) -> EventLoopFuture<Void> {
+        private func connect(_ connection: HTTPAnswerHandler, to target: Target) -> EventLoopFuture<Void> {
             ClientBootstrap(group: poster.loop)
                 .channelOption(.socketOption(.tcp_nodelay), value: 1)
                 .channelInitializer { channel in
@@ -152,6 +116,7 @@ struct ClosedLoopPoster: Sendable {
                 if self.answered == self.bodies.count { return self.finish(.success(self.latencies)) }
                 self.sendNext(on: slot)
             }
+            connection.onFailure = { reason in self.finish(.failure(BenchmarkError(reason))) }
             guard let channel = connection.channel else {
                 return finish(.failure(BenchmarkError("a connection was not open")))
             }
@@ -173,7 +138,7 @@ struct ClosedLoopPoster: Sendable {
             self.done = nil
             for slot in slots {
                 for connection in slot {
-                    connection.onLost = nil
+                    connection.onFailure = nil
                     connection.channel?.close(promise: nil)
                 }
             }
