@@ -29,13 +29,17 @@ final class RecentlyVerified<Value: Sendable>: Sendable {
 
     /// Keeps `value`, decoded from (or encoded as) `record`, under the notification's dedupe key.
     func keep(_ value: Value, record: Data, for key: String) {
-        generations.withLock { generations in
+        // The dropped generation is handed out and freed after the lock is released, not while
+        // others wait for it.
+        _ = generations.withLock { generations -> [String: Entry] in
+            var dropped: [String: Entry] = [:]
             if generations.current.count >= generationSize {
+                dropped = generations.previous
                 generations.previous = generations.current
-                generations.current = [:]
-                generations.current.reserveCapacity(generationSize)
+                generations.current = Dictionary(minimumCapacity: generationSize)
             }
             generations.current[key] = Entry(record: record, value: value)
+            return dropped
         }
     }
 
