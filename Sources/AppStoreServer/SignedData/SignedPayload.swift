@@ -8,7 +8,8 @@ public protocol SignedPayload: Decodable, Sendable {
     /// The app identity the payload carries, checked against the verifier's configuration.
     var claimedIdentity: ClaimedAppIdentity { get }
     /// What a payload of this type claims about its app, read from its JSON before anything is
-    /// verified (``ClaimedAppIdentity/unverified(_:as:maxLength:)``): by default the whole payload
+    /// verified, for a caller that wants the claim alone (``ClaimedAppIdentity/unverified(_:as:maxLength:)``;
+    /// to verify next, ``UnverifiedSignedData`` decodes once for both): by default the whole payload
     /// decoded; a type may read only the fields its claim is made of.
     static func unverifiedClaim(fromJSON json: Data) throws -> ClaimedAppIdentity
 }
