@@ -35,6 +35,37 @@ import Testing
         #expect(batches.allSatisfy { $0.count <= 64 })
     }
 
+    /// With `overlapping: 2`, a second group commits while the first is still in its commit (on
+    /// SQLite, while the first waits for its flush), never a third.
+    @Test func overlappingCommitsRunAtMostThatManyAtOnce() async throws {
+        let running = Mutex((now: 0, most: 0))
+        let committer = GroupCommitter<Int, Int>(maxBatch: 4, overlapping: 2) { items in
+            running.withLock { $0 = (now: $0.now + 1, most: max($0.most, $0.now + 1)) }
+            try await Task.sleep(for: .milliseconds(20))
+            running.withLock { $0.now -= 1 }
+            return items
+        }
+        let results = try await withThrowingTaskGroup(of: Int.self) { group in
+            for item in 1...40 { group.addTask { try await committer.submit(item) } }
+            return try await group.reduce(into: [Int]()) { $0.append($1) }
+        }
+        #expect(results.sorted() == Array(1...40))
+        #expect(running.withLock { $0.most } == 2)
+        // The default: one commit at a time.
+        let serial = GroupCommitter<Int, Int>(maxBatch: 4) { items in
+            running.withLock { $0 = (now: $0.now + 1, most: max($0.most, $0.now + 1)) }
+            try await Task.sleep(for: .milliseconds(5))
+            running.withLock { $0.now -= 1 }
+            return items
+        }
+        running.withLock { $0 = (0, 0) }
+        _ = try await withThrowingTaskGroup(of: Int.self) { group in
+            for item in 1...20 { group.addTask { try await serial.submit(item) } }
+            return try await group.reduce(into: 0) { $0 += $1 }
+        }
+        #expect(running.withLock { $0.most } == 1)
+    }
+
     @Test func aBadItemFailsAloneAndItsNeighboursCommit() async throws {
         let log = Log()
         let committer = GroupCommitter<Int, Int>(maxBatch: 64, commit: log.commit)

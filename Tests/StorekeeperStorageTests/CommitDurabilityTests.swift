@@ -6,9 +6,10 @@ import Testing
 @testable import StorekeeperStorage
 
 /// A deferred commit is a commit whose flush the database skips (SQLite `synchronous = NORMAL`,
-/// PostgreSQL `synchronous_commit = off`); every other transaction flushes (SQLite `FULL`,
-/// PostgreSQL the server's own setting). Read back inside each
-/// transaction, so the test fails if a deferred transaction flushed or a flushed one didn't.
+/// PostgreSQL `synchronous_commit = off`); every other transaction flushes (SQLite: a sync of the
+/// WAL after the commit, by ``SQLiteWALFlusher``; PostgreSQL: the server's own setting). Read
+/// back inside each transaction, so the test fails if a deferred transaction flushed or a flushed
+/// one didn't.
 @Suite struct CommitDurabilityTests {
     @Test(arguments: Backend.available)
     func eachTransactionRunsWithTheFlushItAskedFor(_ backend: Backend) async throws {
@@ -51,6 +52,49 @@ import Testing
         }
     }
 
+    /// On a SQLite file every commit skips SQLite's own sync; a flushed one returns after a sync
+    /// of the WAL by ``SQLiteWALFlusher``, shared by the commits waiting together, and a deferred
+    /// one asks for none.
+    @Test func aFlushedSQLiteCommitWaitsForAWALSyncAndADeferredOneForNone() async throws {
+        try await TestDatabase.withFresh(.sqlite) { storage, _ in
+            let sqlite = try #require(storage as? SQLiteStorage)
+            let flusher = try #require(sqlite.walFlusher)
+            @Sendable func customer(_ name: String) -> Customer {
+                Customer(id: CustomerID(rawValue: name), appAccountToken: UUID(), createdAt: Date())
+            }
+            let before = flusher.completedSyncs
+            try await storage.transaction(durability: .deferred) { try await $0.insertCustomer(customer("deferred")) }
+            #expect(flusher.completedSyncs == before)
+            try await storage.transaction(durability: .flushed) { try await $0.insertCustomer(customer("flushed")) }
+            #expect(flusher.completedSyncs == before + 1)
+            let concurrent = 20
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                for index in 0..<concurrent {
+                    group.addTask {
+                        try await storage.transaction { try await $0.insertCustomer(customer("c\(index)")) }
+                    }
+                }
+                try await group.waitForAll()
+            }
+            let shared = flusher.completedSyncs - (before + 1)
+            #expect(shared >= 1 && shared <= concurrent)
+            #expect(try await storage.read { try await $0.customer(CustomerID(rawValue: "c19")) } != nil)
+        }
+    }
+
+    /// After the storage closes, a flush is refused instead of waiting for a sync that never comes.
+    @Test func aClosedFlusherRefuses() async throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("flusher-\(UUID())")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let storage = try await SQLiteStorage(path: directory.appendingPathComponent("db.sqlite").path)
+        try await storage.migrate()
+        let flusher = try #require(storage.walFlusher)
+        try await flusher.flush()
+        try await storage.close()
+        await #expect(throws: StorageError.self) { try await flusher.flush() }
+    }
+
     static func flushSetting(_ backend: Backend, in transaction: any StorageTransaction) async throws -> String {
         let database = try #require(transaction as? SQLStorageTransaction).database
         switch backend {
@@ -63,11 +107,11 @@ import Testing
         }
     }
 
-    /// SQLite reports `synchronous` as a number: 2 is FULL, 1 NORMAL.
+    /// SQLite reports `synchronous` as a number: 1 is NORMAL. On a file in WAL mode every commit
+    /// runs NORMAL: a flushed one waits for ``SQLiteWALFlusher``'s sync after its commit instead.
     static func expected(_ backend: Backend, _ durability: CommitDurability) -> String {
         switch (backend, durability) {
-        case (.sqlite, .flushed): "2"
-        case (.sqlite, .deferred): "1"
+        case (.sqlite, _): "1"
         case (.postgresql, .flushed): "on"
         case (.postgresql, .deferred): "off"
         }

@@ -5,6 +5,10 @@ import Synchronization
 /// after its own write is committed (or failed), so durability is unchanged; what changes is that
 /// a burst of N concurrent webhooks costs a handful of commits (on SQLite, of fsyncs) instead of N.
 ///
+/// Up to `overlapping` commits run at once, each with the writes that waited when it began: on
+/// SQLite the next group's transaction runs while the last one's flush is on its way to the disk
+/// (SQLiteWALFlusher), instead of after it.
+///
 /// A commit of several writes that fails is retried one write at a time, so one bad write fails
 /// alone and its neighbours don't share its error.
 final class GroupCommitter<Item: Sendable, Outcome: Sendable>: Sendable {
@@ -17,16 +21,18 @@ final class GroupCommitter<Item: Sendable, Outcome: Sendable>: Sendable {
 
     private struct State {
         var waiting: [Waiter] = []
-        var committing = false
+        var committing = 0
     }
 
     private let state = Mutex(State())
     private let maxBatch: Int
+    private let overlapping: Int
     /// Commits the items in one transaction; returns one outcome per item, in order.
     private let commit: Commit
 
-    init(maxBatch: Int, commit: @escaping Commit) {
+    init(maxBatch: Int, overlapping: Int = 1, commit: @escaping Commit) {
         self.maxBatch = max(1, maxBatch)
+        self.overlapping = max(1, overlapping)
         self.commit = commit
     }
 
@@ -35,8 +41,8 @@ final class GroupCommitter<Item: Sendable, Outcome: Sendable>: Sendable {
         try await withCheckedThrowingContinuation { continuation in
             let startsCommitting = state.withLock { state in
                 state.waiting.append(Waiter(item: item, continuation: continuation))
-                guard !state.committing else { return false }
-                state.committing = true
+                guard state.committing < overlapping else { return false }
+                state.committing += 1
                 return true
             }
             // Detached: the commits belong to no one request (and must not inherit a caller's
@@ -50,7 +56,7 @@ final class GroupCommitter<Item: Sendable, Outcome: Sendable>: Sendable {
             let batch: [Waiter] = state.withLock { state in
                 let batch = Array(state.waiting.prefix(maxBatch))
                 state.waiting.removeFirst(batch.count)
-                if batch.isEmpty { state.committing = false }
+                if batch.isEmpty { state.committing -= 1 }
                 return batch
             }
             guard !batch.isEmpty else { return }

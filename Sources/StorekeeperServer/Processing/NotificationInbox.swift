@@ -42,7 +42,7 @@ public struct NotificationInbox: Sendable {
         self.clock = clock
         self.logger = logger
         self.onProcessed = onProcessed
-        self.inserts = GroupCommitter(maxBatch: 256) { [storage] items in
+        self.inserts = GroupCommitter(maxBatch: 256, overlapping: 2) { [storage] items in
             try await storage.transaction { try await $0.insertNotifications(items) }
         }
     }

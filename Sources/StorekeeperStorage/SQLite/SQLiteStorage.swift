@@ -76,6 +76,9 @@ public final class SQLiteStorage: Storage {
     /// Checkpoints the WAL beside the writer; nil for `:memory:`.
     var checkpointer: SQLiteCheckpointer? { core.runner.checkpointer }
 
+    /// Syncs the WAL for flushed commits; nil for `:memory:`.
+    var walFlusher: SQLiteWALFlusher? { core.runner.flusher }
+
     /// Waits for running transactions, then closes the connection.
     public func close() async throws {
         try await core.runner.close()
@@ -110,6 +113,10 @@ final class SQLiteTransactionRunner: SQLTransactionRunner {
     /// Checkpoints the writer's WAL; nil for `:memory:` and for a reader (set once, by `open`).
     private let checkpointerBox = Mutex<SQLiteCheckpointer?>(nil)
     var checkpointer: SQLiteCheckpointer? { checkpointerBox.withLock { $0 } }
+    /// Syncs the writer's WAL for flushed commits; nil for `:memory:`, for a reader, and for a
+    /// file not in WAL mode (its flushed commits sync inside the commit, `FULL`).
+    private let flusherBox = Mutex<SQLiteWALFlusher?>(nil)
+    var flusher: SQLiteWALFlusher? { flusherBox.withLock { $0 } }
     private let logger: Logger
     /// The connection's `synchronous` setting now (changed only while the gate is held).
     private let synchronous = Mutex(CommitDurability.flushed)
@@ -136,6 +143,13 @@ final class SQLiteTransactionRunner: SQLTransactionRunner {
             try? await threadPool.shutdownGracefully()
             throw StorageError(.unavailable, "cannot open SQLite database at \(path): \(errors.translate(error))")
         }
+        if role == .writer, path != ":memory:",
+            let refused = try? await threadPool.runIfActive({ WriterPriority.raiseCallingThread() })
+        {
+            logger.info(
+                "The SQLite writer's thread runs at normal priority: raising it needs CAP_SYS_NICE or RLIMIT_NICE >= 30",
+                metadata: ["reason": "\(refused)"])
+        }
         let runner = SQLiteTransactionRunner(
             handle: handle, threadPool: threadPool, role: role, reader: reader, errors: errors, logger: logger)
         do {
@@ -146,6 +160,9 @@ final class SQLiteTransactionRunner: SQLTransactionRunner {
                 let checkpointer = try await SQLiteCheckpointer.open(path: path, errors: errors, logger: logger)
             {
                 runner.checkpointerBox.withLock { $0 = checkpointer }
+                // The WAL exists now: the checkpointer's connection opened it.
+                let flusher = try await SQLiteWALFlusher.open(databasePath: path, logger: logger)
+                runner.flusherBox.withLock { $0 = flusher }
                 // On the connection's thread, as every use of it; no transaction runs before open returns.
                 try await threadPool.runIfActive {
                     handle.onCommit { frames, checkpointInline in
@@ -178,7 +195,8 @@ final class SQLiteTransactionRunner: SQLTransactionRunner {
     }
 
     /// Sets the connection up: WAL so readers in other processes don't block the writer, full
-    /// sync so a committed notification survives a power cut, a larger page cache, a busy timeout
+    /// sync so a committed notification survives a power cut (on a file, once open, the writer
+    /// commits with `NORMAL` and ``SQLiteWALFlusher`` syncs instead), a larger page cache, a busy timeout
     /// for other processes' write locks, and foreign keys (off by default in SQLite).
     func configure(path: String) async throws {
         do {
@@ -217,18 +235,23 @@ final class SQLiteTransactionRunner: SQLTransactionRunner {
             throw StorageError(
                 .unavailable, "transaction(_:) called inside a transaction of the same SQLite storage")
         }
+        // With a flusher, every commit skips SQLite's own sync and a flushed one waits for the
+        // flusher's, after the connection is free for the next transaction (SQLiteWALFlusher).
+        let flusher = role == .writer ? self.flusher : nil
         // Waiting on the connection's thread: the gate's hand-over resumes the next transaction
         // there directly, not through the cooperative pool (see TransactionGate).
-        return try await withTaskExecutorPreference(executor) {
+        let result = try await withTaskExecutorPreference(executor) {
             // A flushed commit is one someone waits for (a webhook's 2xx, an API answer): it goes
             // ahead of deferred background work at the gate.
             try await gate.enter(durability == .flushed ? .urgent : .background)
             defer { gate.leave() }
             return try await Self.$transactionHolder.withValue(holder) {
-                if role == .writer { try await setSynchronous(for: durability) }
+                if role == .writer { try await setSynchronous(for: flusher == nil ? durability : .deferred) }
                 return try await runTransaction(body)
             }
         }
+        if durability == .flushed, let flusher { try await flusher.flush() }
+        return result
     }
 
     /// In WAL mode, `FULL` syncs the WAL at every commit and `NORMAL` only at checkpoints; the WAL
@@ -294,6 +317,7 @@ final class SQLiteTransactionRunner: SQLTransactionRunner {
     func close() async throws {
         try await reader?.close()
         guard await gate.close() else { return }
+        try await flusher?.close()
         try await checkpointer?.close()
         connectionClosed.withLock { $0 = true }
         let handle = self.handle
