@@ -41,7 +41,13 @@ import Testing
         let running = Mutex((now: 0, most: 0))
         let committer = GroupCommitter<Int, Int>(maxBatch: 4, overlapping: 2) { items in
             running.withLock { $0 = (now: $0.now + 1, most: max($0.most, $0.now + 1)) }
-            try await Task.sleep(for: .milliseconds(20))
+            // Each commit holds on until a second has run beside it, however slowly the machine
+            // schedules them; if none ever does, it gives up after 10 s and `most` stays 1.
+            let deadline = ContinuousClock.now + .seconds(10)
+            while running.withLock({ $0.most }) < 2, ContinuousClock.now < deadline {
+                try await Task.sleep(for: .milliseconds(1))
+            }
+            try await Task.sleep(for: .milliseconds(5))
             running.withLock { $0.now -= 1 }
             return items
         }

@@ -1,7 +1,5 @@
 #if canImport(Glibc)
     import Glibc
-#elseif canImport(Musl)
-    import Musl
 #endif
 
 /// The SQLite writer's thread runs ahead of the rest of the process when the process may raise a
@@ -20,7 +18,7 @@ enum WriterPriority {
     /// Raises the calling thread's priority (Linux keeps a nice value per thread); returns why
     /// not, or nil once done.
     static func raiseCallingThread() -> String? {
-        #if os(Linux)
+        #if canImport(Glibc)
             // `who` 0 is the calling thread, not the whole process, on Linux.
             guard setpriority(__priority_which_t(PRIO_PROCESS.rawValue), 0, nice) != 0 else { return nil }
             return String(cString: strerror(errno))
