@@ -79,6 +79,9 @@ struct CustomerRead {
         var requests = 0
         var failures = 0
         var achievedRate = 0.0
+        /// How late the load generator wrote its requests (``OpenLoopReader/Window/sendLateness``).
+        var sendLatenessP99 = 0.0
+        var sendLatenessMax = 0.0
     }
 
     struct Result: Sendable {
@@ -200,7 +203,9 @@ struct CustomerRead {
                     + "\(Int(options.rate)) req/s, \(Self.format(result.achievedRate)) req/s achieved: "
                     + "p50 \(Self.format(result.p50)) ms, p90 \(Self.format(result.p90)) ms, "
                     + "p99 \(Self.format(result.p99)) ms, p99.9 \(Self.format(result.p999)) ms, "
-                    + "max \(Self.format(result.max)) ms; \(result.failures) failed\(firstFailure)")
+                    + "max \(Self.format(result.max)) ms; \(result.failures) failed\(firstFailure); the load "
+                    + "generator's sends \(Self.format(result.sendLatenessP99)) ms late at p99, "
+                    + "\(Self.format(result.sendLatenessMax)) ms at most (time the server never saw)")
             try await timeJobQueries(server, customers: customers)
             try await measureConsole(server, customers: customers, random: &random)
         }
@@ -347,16 +352,21 @@ struct CustomerRead {
 
     static func summarize(_ windows: [OpenLoopReader.Window]) -> Measured {
         let latencies = windows.flatMap(\.latencies).sorted()
-        func percentile(_ fraction: Double) -> Double {
-            guard !latencies.isEmpty else { return 0 }
-            return latencies[min(latencies.count - 1, Int((Double(latencies.count) * fraction).rounded(.down)))]
-        }
+        let lateness = windows.flatMap(\.sendLateness).sorted()
         let requests = windows.reduce(0) { $0 + $1.requests }
         let elapsed = windows.reduce(0) { $0 + $1.elapsed }
         return Measured(
-            p50: percentile(0.5), p90: percentile(0.9), p99: percentile(0.99), p999: percentile(0.999),
+            p50: percentile(0.5, of: latencies), p90: percentile(0.9, of: latencies),
+            p99: percentile(0.99, of: latencies), p999: percentile(0.999, of: latencies),
             max: latencies.last ?? 0, requests: requests, failures: windows.reduce(0) { $0 + $1.failures },
-            achievedRate: elapsed > 0 ? Double(latencies.count) / elapsed : 0)
+            achievedRate: elapsed > 0 ? Double(latencies.count) / elapsed : 0,
+            sendLatenessP99: percentile(0.99, of: lateness), sendLatenessMax: lateness.last ?? 0)
+    }
+
+    /// The value below which `fraction` of `sorted` lies (0 for none).
+    private static func percentile(_ fraction: Double, of sorted: [Double]) -> Double {
+        guard !sorted.isEmpty else { return 0 }
+        return sorted[min(sorted.count - 1, Int((Double(sorted.count) * fraction).rounded(.down)))]
     }
 
     static func seconds(_ duration: Duration) -> Double {

@@ -43,6 +43,10 @@ struct OpenLoopReader: Sendable {
     struct Window: Sendable, Codable {
         /// Milliseconds from scheduled send to the end of the answer, of the requests that succeeded.
         var latencies: [Double] = []
+        /// Milliseconds from scheduled send to the request's write, of every request sent: a send
+        /// timer that fired late (this process not run on time) or a wait for a free connection.
+        /// Part of the latency that the server never saw.
+        var sendLateness: [Double] = []
         var failures = 0
         var firstFailure: String?
         /// Seconds from the first scheduled send to the last answer.
@@ -143,6 +147,7 @@ struct OpenLoopReader: Sendable {
             interval = Int64((1e9 / reader.rate).rounded())
             window.requests = numbers.count
             window.latencies.reserveCapacity(numbers.count)
+            window.sendLateness.reserveCapacity(numbers.count)
         }
 
         func start(_ done: @escaping (Window) -> Void) {
@@ -224,6 +229,7 @@ struct OpenLoopReader: Sendable {
         private func send(_ index: Int, scheduled: NIODeadline, on connection: HTTPAnswerHandler) {
             let (head, id) = reader.request(for: numbers[index])
             let decode = index % reader.checkEvery == 0
+            window.sendLateness.append(Double((NIODeadline.now() - scheduled).nanoseconds) / 1e6)
             connection.onAnswer = { status, body in
                 let latency = Double((NIODeadline.now() - scheduled).nanoseconds) / 1e6
                 if let problem = self.reader.problem(status: status, body: body, id: id, decode: decode) {
