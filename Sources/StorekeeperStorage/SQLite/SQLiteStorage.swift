@@ -144,7 +144,7 @@ final class SQLiteTransactionRunner: SQLTransactionRunner {
             throw StorageError(.unavailable, "cannot open SQLite database at \(path): \(errors.translate(error))")
         }
         if role == .writer, path != ":memory:",
-            let refused = try? await threadPool.runIfActive({ WriterPriority.raiseCallingThread() })
+            let refused = await WriterPriority.raise(threadOf: threadPool)
         {
             logger.info(
                 "The SQLite writer's thread runs at normal priority: raising it needs CAP_SYS_NICE or RLIMIT_NICE >= 30",
@@ -235,9 +235,10 @@ final class SQLiteTransactionRunner: SQLTransactionRunner {
             throw StorageError(
                 .unavailable, "transaction(_:) called inside a transaction of the same SQLite storage")
         }
-        // With a flusher, every commit skips SQLite's own sync and a flushed one waits for the
-        // flusher's, after the connection is free for the next transaction (SQLiteWALFlusher).
-        let flusher = role == .writer ? self.flusher : nil
+        // With a flusher (the writer of a file has one), every commit skips SQLite's own sync and a
+        // flushed one waits for the flusher's, after the connection is free for the next
+        // transaction (SQLiteWALFlusher).
+        let flusher = self.flusher
         // Waiting on the connection's thread: the gate's hand-over resumes the next transaction
         // there directly, not through the cooperative pool (see TransactionGate).
         let result = try await withTaskExecutorPreference(executor) {

@@ -1,3 +1,5 @@
+import NIOPosix
+
 #if canImport(Glibc)
     import Glibc
 #endif
@@ -15,9 +17,17 @@ enum WriterPriority {
     /// The nice value asked for (Linux: −20 highest, 0 default, 19 lowest).
     static let nice: Int32 = -10
 
-    /// Raises the calling thread's priority (Linux keeps a nice value per thread); returns why
-    /// not, or nil once done.
-    static func raiseCallingThread() -> String? {
+    /// Raises the priority of the thread of `pool`, a pool of one thread (Linux keeps a nice value
+    /// per thread, so it is asked for on that thread); returns why not, or nil once done.
+    static func raise(threadOf pool: NIOThreadPool) async -> String? {
+        do {
+            return try await pool.runIfActive { raiseCallingThread() }
+        } catch {
+            return "the thread pool is not running"
+        }
+    }
+
+    private static func raiseCallingThread() -> String? {
         #if canImport(Glibc)
             // `who` 0 is the calling thread, not the whole process, on Linux.
             guard setpriority(__priority_which_t(PRIO_PROCESS.rawValue), 0, nice) != 0 else { return nil }
