@@ -1,5 +1,6 @@
 import AsyncHTTPClient
 import Foundation
+import LoadHTTP
 import Logging
 import NIOCore
 import Storekeeper
@@ -361,12 +362,6 @@ struct CustomerRead {
             max: latencies.last ?? 0, requests: requests, failures: windows.reduce(0) { $0 + $1.failures },
             achievedRate: elapsed > 0 ? Double(latencies.count) / elapsed : 0,
             sendLatenessP99: percentile(0.99, of: lateness), sendLatenessMax: lateness.last ?? 0)
-    }
-
-    /// The value below which `fraction` of `sorted` lies (0 for none).
-    private static func percentile(_ fraction: Double, of sorted: [Double]) -> Double {
-        guard !sorted.isEmpty else { return 0 }
-        return sorted[min(sorted.count - 1, Int((Double(sorted.count) * fraction).rounded(.down)))]
     }
 
     static func seconds(_ duration: Duration) -> Double {

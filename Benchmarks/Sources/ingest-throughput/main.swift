@@ -1,5 +1,6 @@
 import AppStoreServer
 import Foundation
+import LoadHTTP
 import Logging
 import NIOCore
 import NIOPosix
@@ -198,7 +199,7 @@ struct IngestRun {
         let sorted = latencies.sorted()
         let result = IngestResult(
             ingestRate: Double(count) / processedSeconds, verifyRate: Double(count) / verifySeconds,
-            p50: percentile(sorted, 0.5), p99: percentile(sorted, 0.99))
+            p50: percentile(0.5, of: sorted), p99: percentile(0.99, of: sorted))
         print(
             "durable (all 200s) after \(format(durableSeconds)) s (\(Int(Double(count) / durableSeconds))/s), "
                 + "processed after \(format(processedSeconds)) s; POST p50 \(format(result.p50)) ms; "
@@ -319,10 +320,6 @@ struct IngestRun {
         Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18
     }
 
-    func percentile(_ sorted: [Double], _ fraction: Double) -> Double {
-        guard !sorted.isEmpty else { return 0 }
-        return sorted[min(sorted.count - 1, Int((Double(sorted.count) * fraction).rounded(.down)))]
-    }
 }
 
 struct BenchmarkError: Error, CustomStringConvertible {
