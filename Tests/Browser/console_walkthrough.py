@@ -12,6 +12,7 @@ import time
 import traceback
 
 from selenium import webdriver
+from selenium.common.exceptions import StaleElementReferenceException, WebDriverException
 from selenium.webdriver.chrome.options import Options
 from selenium.webdriver.chrome.service import Service
 from selenium.webdriver.common.by import By
@@ -58,6 +59,20 @@ def main():
             except Exception:
                 pass
 
+    def page_left(old_page):
+        """Whether the browser has left the page `old_page` is the root of. Selenium's
+        `staleness_of` knows only a stale element; Chromium, asked in the middle of the navigation,
+        may instead answer that the node no longer belongs to the document, which says the same."""
+        try:
+            old_page.is_enabled()
+            return False
+        except StaleElementReferenceException:
+            return True
+        except WebDriverException as error:
+            if "does not belong to the document" in str(error):
+                return True
+            raise
+
     def text(selector):
         return driver.find_element(By.CSS_SELECTOR, selector).text
 
@@ -66,7 +81,7 @@ def main():
         before the browser has necessarily left the page it was on."""
         old_page = driver.find_element(By.TAG_NAME, "html")
         button.click()
-        WebDriverWait(driver, 20).until(expected_conditions.staleness_of(old_page))
+        WebDriverWait(driver, 20).until(lambda _: page_left(old_page))
         WebDriverWait(driver, 20).until(
             expected_conditions.presence_of_element_located((By.CSS_SELECTOR, selector)))
 
