@@ -6,46 +6,122 @@ import Testing
 
 @testable import StorekeeperServer
 
-/// The background worker's loops: each drains on its own wake-ups.
+/// The background worker's loops: a wake-up goes to one idle loop, which processes batches while
+/// they come back full; a full batch brings another loop in to help.
 @Suite struct NotificationWorkerTests {
-    /// One loop is still draining a long backlog; a notification stored meanwhile is picked up by
-    /// another loop at once. (They used to wait for each other: a loop that found nothing due was
-    /// not woken again until the slowest finished, so a backlog after a quiet moment drained on
-    /// one loop alone, at a quarter of the speed with four.)
-    @Test func aLoopThatFoundNothingDueDrainsAgainWhileAnotherIsBusy() async throws {
-        let drains = Mutex(0)
+    /// One loop is still on a long batch; a notification stored meanwhile is picked up by another
+    /// loop at once. And each wake-up starts one loop, not all of them: the others would only have
+    /// claimed nothing, a transaction each.
+    @Test func aWakeUpStartsOneIdleLoopEvenWhileAnotherIsBusy() async throws {
+        let batches = Mutex(0)
         let (started, starting) = AsyncStream.makeStream(of: Int.self)
         let (release, releaser) = AsyncStream.makeStream(of: Void.self)
-        let worker = NotificationWorker(workers: 2, interval: 3600, logger: Logger(label: "test")) {
-            let number = drains.withLock { count in
+        let worker = NotificationWorker(workers: 3, interval: 3600, logger: Logger(label: "test")) {
+            let number = batches.withLock { count in
                 count += 1
                 return count
             }
             starting.yield(number)
-            // The first drain is the long one; the others find nothing due.
+            // The first batch is the long one; none is full.
             if number == 1 { for await _ in release { break } }
+            return false
         }
         let group = ServiceGroup(
             configuration: ServiceGroupConfiguration(services: [worker], logger: Logger(label: "test")))
         let running = Task { try await group.run() }
         defer { releaser.finish() }
 
-        // Drains started, in order; a stall fails the test (with what started) instead of hanging.
+        // Batches started, in order; a stall fails the test (with what started) instead of hanging.
         let observed = Task { () throws -> [Int] in
             var numbers: [Int] = []
             for await number in started {
                 numbers.append(number)
-                if numbers.count == 2 { worker.wake() }  // both loops drained once, the first still busy
-                if numbers.count == 3 { break }
+                if numbers.count == 1 { worker.wake() }  // the first loop is busy
+                if numbers.count == 2 { break }
             }
             return numbers
         }
         worker.wake()
         let outcome = await observed.result(within: .seconds(30))
-        #expect(
-            (try outcome?.get()) == [1, 2, 3], "the idle loop drains again while the first is still busy")
+        #expect((try outcome?.get()) == [1, 2], "an idle loop takes the second wake-up while the first is busy")
         releaser.yield()
         await group.triggerGracefulShutdown()
         try await running.value
+        #expect(batches.withLock { $0 } == 2, "two wake-ups, two batches: the third loop was never woken")
+    }
+
+    /// Every loop is busy: a wake-up is kept, and a busy loop looks again once done (it may have
+    /// claimed before what woke the worker was stored).
+    @Test func aWakeUpWhileEveryLoopIsBusyIsNotLost() async throws {
+        let batches = Mutex(0)
+        let (started, starting) = AsyncStream.makeStream(of: Int.self)
+        let (release, releaser) = AsyncStream.makeStream(of: Void.self)
+        let worker = NotificationWorker(workers: 1, interval: 3600, logger: Logger(label: "test")) {
+            let number = batches.withLock { count in
+                count += 1
+                return count
+            }
+            starting.yield(number)
+            if number == 1 { for await _ in release { break } }
+            return false
+        }
+        let group = ServiceGroup(
+            configuration: ServiceGroupConfiguration(services: [worker], logger: Logger(label: "test")))
+        let running = Task { try await group.run() }
+        defer { releaser.finish() }
+
+        let observed = Task { () throws -> [Int] in
+            var numbers: [Int] = []
+            for await number in started {
+                numbers.append(number)
+                if numbers.count == 1 {
+                    worker.wake()  // while the only loop is busy
+                    releaser.yield()
+                }
+                if numbers.count == 2 { break }
+            }
+            return numbers
+        }
+        worker.wake()
+        let outcome = await observed.result(within: .seconds(30))
+        #expect((try outcome?.get()) == [1, 2], "the loop processed again after the wake-up it got while busy")
+        await group.triggerGracefulShutdown()
+        try await running.value
+    }
+
+    /// A backlog: batches come back full, and each full batch wakes another idle loop, until all
+    /// of them work at once (a backlog drained by one loop alone took as long as the loops were many).
+    @Test func fullBatchesBringTheOtherLoopsIn() async throws {
+        struct Progress {
+            var batches = 0
+            var working = 0
+            var mostWorkingAtOnce = 0
+        }
+        let progress = Mutex(Progress())
+        let (finished, finishing) = AsyncStream.makeStream(of: Void.self)
+        let worker = NotificationWorker(workers: 3, interval: 3600, logger: Logger(label: "test")) {
+            let backlogLeft = progress.withLock { progress in
+                progress.batches += 1
+                progress.working += 1
+                progress.mostWorkingAtOnce = max(progress.mostWorkingAtOnce, progress.working)
+                // The backlog lasts until all three loops were seen at once (at most 2,000 batches).
+                return progress.mostWorkingAtOnce < 3 && progress.batches < 2_000
+            }
+            if backlogLeft { try await Task.sleep(for: .milliseconds(1)) }
+            progress.withLock { $0.working -= 1 }
+            if !backlogLeft { finishing.yield() }
+            return backlogLeft
+        }
+        let group = ServiceGroup(
+            configuration: ServiceGroupConfiguration(services: [worker], logger: Logger(label: "test")))
+        let running = Task { try await group.run() }
+
+        let drained = Task { () throws -> Void in for await _ in finished { break } }
+        worker.wake()
+        _ = await drained.result(within: .seconds(60))
+        await group.triggerGracefulShutdown()
+        try await running.value
+        let seen = progress.withLock { $0 }
+        #expect(seen.mostWorkingAtOnce == 3, "\(seen.mostWorkingAtOnce) loop(s) at once over \(seen.batches) batches")
     }
 }

@@ -160,6 +160,55 @@ import Testing
         }
     }
 
+    /// What a claim reads after it (the claimed notifications' payloads) and what marks them
+    /// processed find each notification by its whole key, whatever else the inbox holds: once,
+    /// PostgreSQL searched by `store` alone and tested every one of a store's rows against each key.
+    @Test(arguments: Backend.available)
+    func claimedNotificationsAreReadAndMarkedByTheirKeys(backend: Backend) async throws {
+        try await withFresh(backend, rows: Self.backlog(backend)) { storage in
+            let keys = (1...50).map { SQLStorageTransaction.InboxKey(store: "app_store", dedupeKey: "n-\($0 * 7)") }
+            let payloads = try await plan(of: storage, backend) {
+                _ = try await #require($0 as? SQLStorageTransaction).notificationPayloads(keys)
+            }
+            expect(
+                payloads, searches: backend == .sqlite ? "inbox_payloads" : "inbox_payloads_pkey", by: "dedupe_key",
+                backend)
+            let marking = try await plan(of: storage, backend) {
+                try await $0.markNotificationsProcessed(
+                    keys.map { makeNotification($0.dedupeKey) }, at: Date(timeIntervalSince1970: 1))
+            }
+            expect(marking, searches: backend == .sqlite ? "inbox" : "inbox_pkey", by: "dedupe_key", backend)
+        }
+    }
+
+    /// Checks that `plan` finds rows through `index` with `column` among the searched key's
+    /// columns, not by filtering what an index on a prefix of the key returns.
+    func expect(
+        _ plan: String, searches index: String, by column: String, _ backend: Backend,
+        sourceLocation: SourceLocation = #_sourceLocation
+    ) {
+        let lines = plan.split(separator: "\n")
+        switch backend {
+        case .sqlite:
+            // "SEARCH inbox USING INDEX sqlite_autoindex_inbox_1 (store=? AND dedupe_key=?)"
+            #expect(
+                lines.contains { $0.contains("SEARCH \(index) ") && $0.contains("\(column)=?") },
+                "expected a search of \(index) by \(column):\n\(plan)", sourceLocation: sourceLocation)
+            #expect(
+                !lines.contains { $0.hasPrefix("SCAN \(index)") }, "a full scan:\n\(plan)",
+                sourceLocation: sourceLocation)
+        case .postgresql:
+            #expect(plan.contains(index), "expected \(index) in the plan:\n\(plan)", sourceLocation: sourceLocation)
+            #expect(
+                lines.contains { $0.contains("Index Cond:") && $0.contains(column) },
+                "expected \(column) in an index condition:\n\(plan)", sourceLocation: sourceLocation)
+            #expect(
+                !plan.contains("Seq Scan on \(index)")
+                    && !lines.contains { $0.contains("Filter:") && $0.contains(column) },
+                "rows filtered by \(column) after the index:\n\(plan)", sourceLocation: sourceLocation)
+        }
+    }
+
     /// Checks that `plan` reads `index` and reads no table whole; on SQLite also whether it sorts
     /// (unless `sorted` is nil): a page with a LIMIT that sorts has read everything that matches
     /// first. (PostgreSQL may well sort the few rows a partial index gives it, as its statistics

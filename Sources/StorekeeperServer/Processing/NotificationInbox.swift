@@ -145,7 +145,11 @@ public struct NotificationInbox: Sendable {
     /// rolled back after a second's wait, and was retried later). In one order, the later batch
     /// waits for the earlier one instead.
     func apply(_ changes: [Interpreted], at now: Date) async throws -> [Result<[Purchase], ApplyFailure>] {
-        let order = changes.indices.sorted { changes[$0].change.lockOrder < changes[$1].change.lockOrder }
+        // Each change's place computed once: it parses an account token, and the sort compares
+        // each change many times (in the PostgreSQL ingest profile those parses were 3 % of the
+        // process's CPU).
+        let places = changes.map(\.change.lockOrder)
+        let order = changes.indices.sorted { places[$0] < places[$1] }
         let ordered = order.map { changes[$0] }
         let outcomes: [Result<[Purchase], ApplyFailure>]
         do {

@@ -621,9 +621,14 @@ struct SQLStorageTransaction: StorageTransaction {
     }
 
     /// A notification's key in a row (of the inbox or its payloads).
-    private struct InboxKey: Hashable {
+    struct InboxKey: Hashable {
         var store: String
         var dedupeKey: String
+
+        init(store: String, dedupeKey: String) {
+            self.store = store
+            self.dedupeKey = dedupeKey
+        }
 
         init(_ row: any SQLRow) throws {
             let reader = RowReader(row: row, table: "inbox")
@@ -715,16 +720,7 @@ struct SQLStorageTransaction: StorageTransaction {
         guard !states.isEmpty else { return [] }
         // The payloads, read by key: an UPDATE's RETURNING cannot join.
         let stateKeys = try states.map(InboxKey.init)
-        let keys = stateKeys.map { "(\(bind: $0.store), \(bind: $0.dedupeKey))" as SQLQueryString }
-        var payloads: [InboxKey: any SQLRow] = [:]
-        for payload in try await rows(
-            """
-            SELECT store, dedupe_key, body, verified FROM inbox_payloads
-            WHERE (store, dedupe_key) IN (\(keys.joined(separator: ", ")))
-            """)
-        {
-            payloads[try InboxKey(payload)] = payload
-        }
+        let payloads = try await notificationPayloads(stateKeys)
         let claimed = try zip(states, stateKeys).map { state, key in
             guard let payload = payloads[key] else {
                 throw StorageError(.corrupt, "inbox notification \(key.store)/\(key.dedupeKey) has no payload")
@@ -735,6 +731,26 @@ struct SQLStorageTransaction: StorageTransaction {
         return claimed.sorted {
             ($0.receivedAt, $0.store.rawValue, $0.dedupeKey) < ($1.receivedAt, $1.store.rawValue, $1.dedupeKey)
         }
+    }
+
+    /// The payload rows of the notifications with `keys`, by key.
+    ///
+    /// The keys go in as `VALUES`, a relation PostgreSQL joins through the primary key. As a list of
+    /// row values (`IN ((?, ?), …)`) PostgreSQL searched the key's index by `store` alone and tested
+    /// each of a store's payloads against every key: each claim read all of them, so processing
+    /// slowed as the inbox grew (10 ms a claim after 3,000 notifications in the ingest benchmark).
+    func notificationPayloads(_ keys: [InboxKey]) async throws -> [InboxKey: any SQLRow] {
+        guard !keys.isEmpty else { return [:] }
+        var payloads: [InboxKey: any SQLRow] = [:]
+        for payload in try await rows(
+            """
+            SELECT store, dedupe_key, body, verified FROM inbox_payloads
+            WHERE (store, dedupe_key) IN (VALUES \(Self.pairs(keys.map { ($0.store, $0.dedupeKey) })))
+            """)
+        {
+            payloads[try InboxKey(payload)] = payload
+        }
+        return payloads
     }
 
     /// Claims the rows of `table` (keyed by `store` and `key`) that are `due` and whose
@@ -775,12 +791,13 @@ struct SQLStorageTransaction: StorageTransaction {
 
     func markNotificationsProcessed(_ notifications: [InboxNotification], at date: Date) async throws {
         guard !notifications.isEmpty else { return }
-        let keys = notifications.map { "(\(bind: $0.store.rawValue), \(bind: $0.dedupeKey))" as SQLQueryString }
+        // `VALUES`, as in ``notificationPayloads(_:)``: a list of row values searched a store's
+        // whole inbox.
         try await run(
             """
             UPDATE inbox SET status = 'processed', attempts = attempts + 1, next_attempt_at = NULL,
                 last_error = NULL, processed_at = \(bind: StoredTime.milliseconds(date))
-            WHERE (store, dedupe_key) IN (\(keys.joined(separator: ", ")))
+            WHERE (store, dedupe_key) IN (VALUES \(Self.pairs(notifications.map { ($0.store.rawValue, $0.dedupeKey) })))
             """)
     }
 
