@@ -23,7 +23,7 @@ extension Migration {
     static let all: [Migration] = [
         initialSchema, refreshTracking, appsAndEnvironments, jobLeases, quotaAdmissions, scaleIndexes, verifiedInbox,
         refundDecisions, events, consoleActions, appTransactions, overviewRollup, webhookEndpoints,
-        runningBalances, claimsInDueOrder, inboxPayloadsApart, payloadsUncompressed,
+        runningBalances, claimsInDueOrder, inboxPayloadsApart, payloadsUncompressed, balancesPerStatement,
     ]
 
     /// The version a fully migrated database reports.
@@ -839,4 +839,39 @@ extension Migration {
         version: 17, name: "payloads uncompressed",
         sqlite: [],
         postgresql: ["ALTER TABLE inbox_payloads ALTER COLUMN body SET STORAGE EXTERNAL"])
+
+    /// PostgreSQL keeps the running balances once per statement instead of once per entry: a
+    /// processing batch appends its ledger entries in one statement, and the row trigger ran a
+    /// PL/pgSQL upsert for each (2.5 % of the machine's CPU in the PostgreSQL ingest profile, a
+    /// third of the time its ledger inserts took). The statement trigger adds what the statement
+    /// inserted (its transition table: not the entries an `ON CONFLICT DO NOTHING` skipped), one
+    /// upsert per balance, in key order as concurrent batches lock them. It runs where the row
+    /// trigger's did, at the end of the inserting statement, so a debit reads the same totals.
+    /// SQLite's trigger is SQL run in place, and stays.
+    static let balancesPerStatement = Migration(
+        version: 18, name: "balances per statement",
+        sqlite: [],
+        postgresql: [
+            """
+            CREATE FUNCTION ledger_balances_add_entries() RETURNS trigger LANGUAGE plpgsql AS $$
+            BEGIN
+                INSERT INTO ledger_balances (customer_id, balance, total)
+                SELECT customer_id, balance, CAST(SUM(amount) AS BIGINT) FROM added_entries
+                GROUP BY customer_id, balance ORDER BY customer_id, balance
+                ON CONFLICT (customer_id, balance) DO UPDATE SET total = ledger_balances.total + EXCLUDED.total;
+                RETURN NULL;
+            END
+            $$
+            """,
+            // Dropping the row trigger locks the ledger until the migration commits: an instance
+            // of the previous version appending meanwhile waits, and its entries meet the new
+            // trigger, counted once.
+            "DROP TRIGGER ledger_balances_follow_entries ON ledger_entries",
+            """
+            CREATE TRIGGER ledger_balances_follow_entries AFTER INSERT ON ledger_entries
+            REFERENCING NEW TABLE AS added_entries
+            FOR EACH STATEMENT EXECUTE FUNCTION ledger_balances_add_entries()
+            """,
+            "DROP FUNCTION ledger_balances_add_entry()",
+        ])
 }
