@@ -161,8 +161,7 @@ import Testing
     }
 
     /// What a claim reads after it (the claimed notifications' payloads) and what marks them
-    /// processed find each notification by its whole key, whatever else the inbox holds: once,
-    /// PostgreSQL searched by `store` alone and tested every one of a store's rows against each key.
+    /// processed find each notification by its whole key, whatever else the inbox holds.
     @Test(arguments: Backend.available)
     func claimedNotificationsAreReadAndMarkedByTheirKeys(backend: Backend) async throws {
         try await withFresh(backend, rows: Self.backlog(backend)) { storage in
@@ -178,6 +177,27 @@ import Testing
                     keys.map { makeNotification($0.dedupeKey) }, at: Date(timeIntervalSince1970: 1))
             }
             expect(marking, searches: backend == .sqlite ? "inbox" : "inbox_pkey", by: "dedupe_key", backend)
+        }
+    }
+
+    /// The same reads on an inbox PostgreSQL has no statistics for yet, as in a new deployment's
+    /// first burst: it may read the few thousand rows whole, but must not test each row against
+    /// every key. (With the keys as a list of row values it searched by `store` alone and filtered
+    /// with one comparison per key: 6–10 ms a claim after 3,000 notifications.)
+    @Test(.enabled(if: Backend.postgresURL != nil, Backend.skippedPostgresMessage))
+    func claimedNotificationsAreNotTestedAgainstEveryKeyWithoutStatistics() async throws {
+        try await withFresh(.postgresql, rows: Self.backlog(.postgresql, count: 3000, analyzed: false)) { storage in
+            let keys = (1...50).map { SQLStorageTransaction.InboxKey(store: "app_store", dedupeKey: "n-\($0 * 7)") }
+            let payloads = try await plan(of: storage, .postgresql) {
+                _ = try await #require($0 as? SQLStorageTransaction).notificationPayloads(keys)
+            }
+            let marking = try await plan(of: storage, .postgresql) {
+                try await $0.markNotificationsProcessed(
+                    keys.map { makeNotification($0.dedupeKey) }, at: Date(timeIntervalSince1970: 1))
+            }
+            for plan in [payloads, marking] {
+                #expect(!plan.contains("(dedupe_key = 'n-7'::text) OR"), "each row tested against every key:\n\(plan)")
+            }
         }
     }
 
@@ -328,10 +348,10 @@ import Testing
 }
 
 extension QueryPlanTests {
-    /// 20,000 notifications and 20,000 refund requests, all due (one in ten failed, due again later),
-    /// then statistics for PostgreSQL's planner.
-    static func backlog(_ backend: Backend) -> [String] {
-        let numbers = Self.numbers(upTo: 20000, backend)
+    /// `count` notifications and as many refund requests, all due (one in ten failed, due again
+    /// later), then, if `analyzed`, statistics for PostgreSQL's planner.
+    static func backlog(_ backend: Backend, count: Int = 20000, analyzed: Bool = true) -> [String] {
+        let numbers = Self.numbers(upTo: count, backend)
         var statements = [
             """
             INSERT INTO inbox (store, dedupe_key, received_at, status, attempts, next_attempt_at)
@@ -351,7 +371,9 @@ extension QueryPlanTests {
             FROM n
             """,
         ]
-        if backend == .postgresql { statements.append("ANALYZE inbox, inbox_payloads, refund_requests") }
+        if backend == .postgresql && analyzed {
+            statements.append("ANALYZE inbox, inbox_payloads, refund_requests")
+        }
         return statements
     }
 }

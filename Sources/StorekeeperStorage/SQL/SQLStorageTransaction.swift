@@ -735,10 +735,11 @@ struct SQLStorageTransaction: StorageTransaction {
 
     /// The payload rows of the notifications with `keys`, by key.
     ///
-    /// The keys go in as `VALUES`, a relation PostgreSQL joins through the primary key. As a list of
-    /// row values (`IN ((?, ?), …)`) PostgreSQL searched the key's index by `store` alone and tested
-    /// each of a store's payloads against every key: each claim read all of them, so processing
-    /// slowed as the inbox grew (10 ms a claim after 3,000 notifications in the ingest benchmark).
+    /// The keys go in as `VALUES`, a relation PostgreSQL joins on the whole key: through the
+    /// primary key once it has statistics, by hashing before. As a list of row values
+    /// (`IN ((?, ?), …)`) an inbox not yet analyzed (a new deployment's first burst, the ingest
+    /// benchmark's) was searched by `store` alone, every key tested against each of a store's
+    /// payloads: 6–10 ms a claim after 3,000 notifications.
     func notificationPayloads(_ keys: [InboxKey]) async throws -> [InboxKey: any SQLRow] {
         guard !keys.isEmpty else { return [:] }
         var payloads: [InboxKey: any SQLRow] = [:]
@@ -791,8 +792,8 @@ struct SQLStorageTransaction: StorageTransaction {
 
     func markNotificationsProcessed(_ notifications: [InboxNotification], at date: Date) async throws {
         guard !notifications.isEmpty else { return }
-        // `VALUES`, as in ``notificationPayloads(_:)``: a list of row values searched a store's
-        // whole inbox.
+        // `VALUES`, as in ``notificationPayloads(_:)``: a list of row values had a not yet analyzed
+        // inbox searched by store, each row tested against every key.
         try await run(
             """
             UPDATE inbox SET status = 'processed', attempts = attempts + 1, next_attempt_at = NULL,
