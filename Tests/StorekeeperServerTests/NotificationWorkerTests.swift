@@ -13,80 +13,27 @@ import Testing
     /// loop at once. And each wake-up starts one loop, not all of them: the others would only have
     /// claimed nothing, a transaction each.
     @Test func aWakeUpStartsOneIdleLoopEvenWhileAnotherIsBusy() async throws {
-        let batches = Mutex(0)
-        let (started, starting) = AsyncStream.makeStream(of: Int.self)
-        let (release, releaser) = AsyncStream.makeStream(of: Void.self)
-        let worker = NotificationWorker(workers: 3, interval: 3600, logger: Logger(label: "test")) {
-            let number = batches.withLock { count in
-                count += 1
-                return count
-            }
-            starting.yield(number)
-            // The first batch is the long one; none is full.
-            if number == 1 { for await _ in release { break } }
-            return false
+        let harness = FirstBatchWaits(workers: 3)
+        let started = try await harness.run { worker, number in
+            if number == 1 { worker.wake() }  // the first loop is busy
+            return number == 2
         }
-        let group = ServiceGroup(
-            configuration: ServiceGroupConfiguration(services: [worker], logger: Logger(label: "test")))
-        let running = Task { try await group.run() }
-        defer { releaser.finish() }
-
-        // Batches started, in order; a stall fails the test (with what started) instead of hanging.
-        let observed = Task { () throws -> [Int] in
-            var numbers: [Int] = []
-            for await number in started {
-                numbers.append(number)
-                if numbers.count == 1 { worker.wake() }  // the first loop is busy
-                if numbers.count == 2 { break }
-            }
-            return numbers
-        }
-        worker.wake()
-        let outcome = await observed.result(within: .seconds(30))
-        #expect((try outcome?.get()) == [1, 2], "an idle loop takes the second wake-up while the first is busy")
-        releaser.yield()
-        await group.triggerGracefulShutdown()
-        try await running.value
-        #expect(batches.withLock { $0 } == 2, "two wake-ups, two batches: the third loop was never woken")
+        #expect(started == [1, 2], "an idle loop takes the second wake-up while the first is busy")
+        #expect(harness.batches == 2, "two wake-ups, two batches: the third loop was never woken")
     }
 
     /// Every loop is busy: a wake-up is kept, and a busy loop looks again once done (it may have
     /// claimed before what woke the worker was stored).
     @Test func aWakeUpWhileEveryLoopIsBusyIsNotLost() async throws {
-        let batches = Mutex(0)
-        let (started, starting) = AsyncStream.makeStream(of: Int.self)
-        let (release, releaser) = AsyncStream.makeStream(of: Void.self)
-        let worker = NotificationWorker(workers: 1, interval: 3600, logger: Logger(label: "test")) {
-            let number = batches.withLock { count in
-                count += 1
-                return count
+        let harness = FirstBatchWaits(workers: 1)
+        let started = try await harness.run { worker, number in
+            if number == 1 {
+                worker.wake()  // while the only loop is busy
+                harness.releaseFirstBatch()
             }
-            starting.yield(number)
-            if number == 1 { for await _ in release { break } }
-            return false
+            return number == 2
         }
-        let group = ServiceGroup(
-            configuration: ServiceGroupConfiguration(services: [worker], logger: Logger(label: "test")))
-        let running = Task { try await group.run() }
-        defer { releaser.finish() }
-
-        let observed = Task { () throws -> [Int] in
-            var numbers: [Int] = []
-            for await number in started {
-                numbers.append(number)
-                if numbers.count == 1 {
-                    worker.wake()  // while the only loop is busy
-                    releaser.yield()
-                }
-                if numbers.count == 2 { break }
-            }
-            return numbers
-        }
-        worker.wake()
-        let outcome = await observed.result(within: .seconds(30))
-        #expect((try outcome?.get()) == [1, 2], "the loop processed again after the wake-up it got while busy")
-        await group.triggerGracefulShutdown()
-        try await running.value
+        #expect(started == [1, 2], "the loop processed again after the wake-up it got while busy")
     }
 
     /// A backlog: batches come back full, and each full batch wakes another idle loop, until all
@@ -123,5 +70,67 @@ import Testing
         try await running.value
         let seen = progress.withLock { $0 }
         #expect(seen.mostWorkingAtOnce == 3, "\(seen.mostWorkingAtOnce) loop(s) at once over \(seen.batches) batches")
+    }
+}
+
+/// A worker whose batches are numbered as they start, none full; the first waits until released.
+private final class FirstBatchWaits: Sendable {
+    let worker: NotificationWorker
+    private let count = BatchCount()
+    private let started: AsyncStream<Int>
+    private let release: AsyncStream<Void>.Continuation
+
+    init(workers: Int) {
+        let count = self.count
+        let (started, starting) = AsyncStream.makeStream(of: Int.self)
+        let (release, releaser) = AsyncStream.makeStream(of: Void.self)
+        self.started = started
+        self.release = releaser
+        worker = NotificationWorker(workers: workers, interval: 3600, logger: Logger(label: "test")) {
+            let number = count.next()
+            starting.yield(number)
+            if number == 1 { for await _ in release { break } }
+            return false
+        }
+    }
+
+    var batches: Int { count.value.withLock { $0 } }
+
+    private final class BatchCount: Sendable {
+        let value = Mutex(0)
+
+        func next() -> Int {
+            value.withLock { count in
+                count += 1
+                return count
+            }
+        }
+    }
+
+    func releaseFirstBatch() { release.yield() }
+
+    /// Runs the worker, wakes it once, and calls `step` with each batch's number as it starts until
+    /// `step` returns true; returns the numbers seen (nil if that took over 30 s: a stall fails
+    /// the test instead of hanging it). Then releases the first batch and shuts the worker down.
+    func run(_ step: @escaping @Sendable (NotificationWorker, Int) -> Bool) async throws -> [Int]? {
+        let group = ServiceGroup(
+            configuration: ServiceGroupConfiguration(services: [worker], logger: Logger(label: "test")))
+        let running = Task { try await group.run() }
+        let (worker, started) = (self.worker, self.started)
+        let observed = Task { () throws -> [Int] in
+            var numbers: [Int] = []
+            for await number in started {
+                numbers.append(number)
+                if step(worker, number) { break }
+            }
+            return numbers
+        }
+        worker.wake()
+        let outcome = await observed.result(within: .seconds(30))
+        release.yield()
+        release.finish()
+        await group.triggerGracefulShutdown()
+        try await running.value
+        return try outcome?.get()
     }
 }
