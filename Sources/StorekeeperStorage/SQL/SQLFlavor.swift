@@ -52,4 +52,43 @@ enum SQLFlavor: String, Sendable {
         case .postgresql: "\(bind: value)"
         }
     }
+
+    /// A multi-row statement's rows, split into statements. SQLite compiles each distinct text
+    /// once and keeps it (``SQLiteHandle``), so there the rows go in power-of-two runs (42 rows as
+    /// 32 + 8 + 2): a few texts per table instead of one per batch size, which had the writer's
+    /// thread compiling most batch statements anew, and emptying its statement cache every few
+    /// hundred. PostgreSQL plans every statement anyway: `limit` rows per statement.
+    func statementChunks<Element>(_ elements: [Element], limit: Int) -> [[Element]] {
+        switch self {
+        case .postgresql:
+            return elements.chunked(limit)
+        case .sqlite:
+            let largest = Self.powerOfTwo(atMost: limit)
+            var chunks: [[Element]] = []
+            var start = 0
+            while start < elements.count {
+                let size = Self.powerOfTwo(atMost: min(elements.count - start, largest))
+                chunks.append(Array(elements[start..<start + size]))
+                start += size
+            }
+            return chunks
+        }
+    }
+
+    /// Keys for `IN (…)`, on SQLite padded to a power of two by repeating the last (the same rows
+    /// match), for the reason ``statementChunks(_:limit:)`` gives.
+    func keyList<Element>(_ keys: [Element]) -> [Element] {
+        guard self == .sqlite, let last = keys.last else { return keys }
+        var padded = keys
+        var size = 1
+        while size < keys.count { size *= 2 }
+        padded.append(contentsOf: repeatElement(last, count: size - keys.count))
+        return padded
+    }
+
+    private static func powerOfTwo(atMost value: Int) -> Int {
+        var power = 1
+        while power * 2 <= value { power *= 2 }
+        return power
+    }
 }

@@ -45,7 +45,7 @@ extension SQLStorageTransaction {
         for row in try await fetch(
             """
             SELECT \(unsafeRaw: Self.purchaseColumns) FROM purchases
-            WHERE (store, id) IN (VALUES \(Self.pairs(keys.map { ($0.store.rawValue, $0.id) })))
+            WHERE (store, id) IN (VALUES \(pairs(keys.map { ($0.store.rawValue, $0.id) })))
             ORDER BY store, id\(unsafeRaw: flavor.lockForUpdate)
             """)
         {
@@ -60,7 +60,7 @@ extension SQLStorageTransaction {
         for row in try await fetch(
             """
             SELECT \(unsafeRaw: Self.customerColumns) FROM customers
-            WHERE app_account_token IN (\(Self.list(tokens.map(\.uuidString))))
+            WHERE app_account_token IN (\(list(tokens.map(\.uuidString))))
             """)
         {
             let customer = try customer(from: row)
@@ -76,7 +76,7 @@ extension SQLStorageTransaction {
         for row in try await fetch(
             """
             SELECT \(unsafeRaw: Self.transactionColumns) FROM transactions
-            WHERE (store, id) IN (VALUES \(Self.pairs(keys.map { ($0.store.rawValue, $0.id) })))
+            WHERE (store, id) IN (VALUES \(pairs(keys.map { ($0.store.rawValue, $0.id) })))
             """)
         {
             let record = try transactionRecord(from: row)
@@ -90,7 +90,7 @@ extension SQLStorageTransaction {
         for row in try await fetch(
             """
             SELECT \(unsafeRaw: Self.transactionColumns) FROM transactions
-            WHERE (store, purchase_id) IN (VALUES \(Self.pairs(keys.map { ($0.store.rawValue, $0.id) })))
+            WHERE (store, purchase_id) IN (VALUES \(pairs(keys.map { ($0.store.rawValue, $0.id) })))
             ORDER BY purchased_at, id
             """)
         {
@@ -106,7 +106,7 @@ extension SQLStorageTransaction {
             """
             SELECT transaction_id, customer_id, CAST(SUM(amount) AS BIGINT) AS total,
                    CAST(COUNT(*) AS BIGINT) AS entries
-            FROM ledger_entries WHERE transaction_id IN (\(Self.list(transactionIDs)))
+            FROM ledger_entries WHERE transaction_id IN (\(list(transactionIDs)))
             GROUP BY transaction_id, customer_id
             """)
         {
@@ -123,7 +123,7 @@ extension SQLStorageTransaction {
         for row in try await fetch(
             """
             SELECT \(unsafeRaw: Self.purchaseColumns) FROM purchases
-            WHERE customer_id IN (\(Self.list(customers.map(\.rawValue)))) AND kind <> 'consumable' ORDER BY store, id
+            WHERE customer_id IN (\(list(customers.map(\.rawValue)))) AND kind <> 'consumable' ORDER BY store, id
             """)
         {
             let purchase = try purchase(from: row)
@@ -149,7 +149,7 @@ extension SQLStorageTransaction {
         for row in try await fetch(
             """
             SELECT customer_id, balance, total FROM ledger_balances
-            WHERE customer_id IN (\(Self.list(customers.map(\.rawValue))))
+            WHERE customer_id IN (\(list(customers.map(\.rawValue))))
             ORDER BY customer_id, balance\(unsafeRaw: locking ? flavor.lockForUpdate : "")
             """)
         {
@@ -165,11 +165,19 @@ extension SQLStorageTransaction {
     /// Sends kept writes, one statement per table (per ``rowsPerStatement`` rows), purchases first.
     func send(_ pending: SQLBatch.Pending) async throws {
         guard !pending.isEmpty else { return }
-        for chunk in pending.purchases.all.chunked(Self.rowsPerStatement) { try await insertPurchases(chunk) }
-        for chunk in pending.transactions.all.chunked(Self.rowsPerStatement) { try await insertTransactions(chunk) }
-        for chunk in pending.stateChanges.chunked(Self.rowsPerStatement) { try await insertStateChanges(chunk) }
+        for chunk in flavor.statementChunks(pending.purchases.all, limit: Self.rowsPerStatement) {
+            try await insertPurchases(chunk)
+        }
+        for chunk in flavor.statementChunks(pending.transactions.all, limit: Self.rowsPerStatement) {
+            try await insertTransactions(chunk)
+        }
+        for chunk in flavor.statementChunks(pending.stateChanges, limit: Self.rowsPerStatement) {
+            try await insertStateChanges(chunk)
+        }
         try await insertLedgerEntries(pending.ledgerEntries, expectingBalances: pending.expectedBalances)
-        for chunk in pending.events.chunked(Self.rowsPerStatement) { try await insertEvents(chunk) }
+        for chunk in flavor.statementChunks(pending.events, limit: Self.rowsPerStatement) {
+            try await insertEvents(chunk)
+        }
     }
 
     /// Inserts kept ledger entries, failing with ``StorageError/Reason/conflict`` if one's
@@ -179,7 +187,7 @@ extension SQLStorageTransaction {
     {
         guard !entries.isEmpty else { return }
         var inserted = 0
-        for chunk in entries.chunked(Self.rowsPerStatement) {
+        for chunk in flavor.statementChunks(entries, limit: Self.rowsPerStatement) {
             let values = chunk.map { entry -> SQLQueryString in
                 """
                 (\(bind: entry.customerID.rawValue), \(bind: entry.balance), \(bind: entry.amount),
@@ -230,14 +238,15 @@ extension SQLStorageTransaction {
             """)
     }
 
-    /// `?, ?, …`: bound values for `a IN (…)`.
-    static func list(_ values: [String]) -> SQLQueryString {
-        values.map { value -> SQLQueryString in "\(bind: value)" }.joined(separator: ", ")
+    /// `?, ?, …`: bound values for `a IN (…)` (``SQLFlavor/keyList(_:)``).
+    func list(_ values: [String]) -> SQLQueryString {
+        flavor.keyList(values).map { value -> SQLQueryString in "\(bind: value)" }.joined(separator: ", ")
     }
 
-    /// `(?, ?), (?, ?), …`: bound pairs for `(a, b) IN (VALUES …)`.
-    static func pairs(_ pairs: [(String, String)]) -> SQLQueryString {
-        pairs.map { pair -> SQLQueryString in "(\(bind: pair.0), \(bind: pair.1))" }.joined(separator: ", ")
+    /// `(?, ?), (?, ?), …`: bound pairs for `(a, b) IN (VALUES …)` (``SQLFlavor/keyList(_:)``).
+    func pairs(_ pairs: [(String, String)]) -> SQLQueryString {
+        flavor.keyList(pairs).map { pair -> SQLQueryString in "(\(bind: pair.0), \(bind: pair.1))" }.joined(
+            separator: ", ")
     }
 }
 

@@ -645,7 +645,7 @@ struct SQLStorageTransaction: StorageTransaction {
         guard !notifications.isEmpty else { return [] }
         try await beforeStatement(writes: true)
         var inserted = Set<NotificationKey>()
-        for chunk in notifications.chunked(Self.rowsPerStatement) {
+        for chunk in flavor.statementChunks(notifications, limit: Self.rowsPerStatement) {
             let values = chunk.map { notification -> SQLQueryString in
                 """
                 (\(bind: notification.store.rawValue), \(bind: notification.dedupeKey),
@@ -679,7 +679,7 @@ struct SQLStorageTransaction: StorageTransaction {
             outcomes.append(isNew)
             if isNew { new.append(notification) }
         }
-        for chunk in new.chunked(Self.rowsPerStatement) {
+        for chunk in flavor.statementChunks(new, limit: Self.rowsPerStatement) {
             let values = chunk.map { notification -> SQLQueryString in
                 """
                 (\(bind: notification.store.rawValue), \(bind: notification.dedupeKey),
@@ -746,7 +746,7 @@ struct SQLStorageTransaction: StorageTransaction {
         for payload in try await rows(
             """
             SELECT store, dedupe_key, body, verified FROM inbox_payloads
-            WHERE (store, dedupe_key) IN (VALUES \(Self.pairs(keys.map { ($0.store, $0.dedupeKey) })))
+            WHERE (store, dedupe_key) IN (VALUES \(pairs(keys.map { ($0.store, $0.dedupeKey) })))
             """)
         {
             payloads[try InboxKey(payload)] = payload
@@ -798,7 +798,7 @@ struct SQLStorageTransaction: StorageTransaction {
             """
             UPDATE inbox SET status = 'processed', attempts = attempts + 1, next_attempt_at = NULL,
                 last_error = NULL, processed_at = \(bind: StoredTime.milliseconds(date))
-            WHERE (store, dedupe_key) IN (VALUES \(Self.pairs(notifications.map { ($0.store.rawValue, $0.dedupeKey) })))
+            WHERE (store, dedupe_key) IN (VALUES \(pairs(notifications.map { ($0.store.rawValue, $0.dedupeKey) })))
             """)
     }
 
