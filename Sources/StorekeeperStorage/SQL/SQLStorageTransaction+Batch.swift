@@ -3,7 +3,7 @@ import SQLKit
 import Storekeeper
 
 /// Batches (``StorageTransaction/beginBatch(_:)``): what a batch will read, read in one statement
-/// per kind, and its kept writes sent in one statement per table.
+/// per kind, and its kept writes sent in a statement or a few per table.
 extension SQLStorageTransaction {
     /// Rows per multi-row statement: far below both backends' limits on bound values (SQLite
     /// 32,766; PostgreSQL 65,535) at the widest row (purchases, 20 columns).
@@ -162,7 +162,8 @@ extension SQLStorageTransaction {
 
     // MARK: Sending kept writes
 
-    /// Sends kept writes, one statement per table (per ``rowsPerStatement`` rows), purchases first.
+    /// Sends kept writes, table by table, purchases first: one statement per ``rowsPerStatement``
+    /// rows on PostgreSQL, per power-of-two run on SQLite (``SQLFlavor/statementChunks(_:limit:)``).
     func send(_ pending: SQLBatch.Pending) async throws {
         guard !pending.isEmpty else { return }
         for chunk in flavor.statementChunks(pending.purchases.all, limit: Self.rowsPerStatement) {
