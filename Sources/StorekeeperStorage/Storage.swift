@@ -166,10 +166,16 @@ public protocol StorageTransaction: ConsoleQueries, OverviewRollupQueries, Senda
     /// whether it was new.
     func insertNotifications(_ notifications: [InboxNotification]) async throws -> [Bool]
     func notification(store: Store, dedupeKey: String) async throws -> InboxNotification?
-    /// Pending or failed notifications due at `now`, oldest first, leased to the caller: their
-    /// `nextAttemptAt` moves to `now + lease` so other workers skip them (on PostgreSQL rows
-    /// locked by another transaction are skipped too).
-    func claimDueNotifications(now: Date, limit: Int, lease: TimeInterval) async throws -> [InboxNotification]
+    /// Pending or failed notifications due at `now` (at most `limit`, the first due first), with
+    /// their payloads, in the order they were received, held by this transaction until it ends: on
+    /// PostgreSQL the rows are locked and rows another transaction holds are skipped; SQLite's
+    /// transactions run one at a time. Work done in the same transaction needs nothing more (a
+    /// crash or rollback leaves them due); work done after the commit leases them first
+    /// (``leaseNotifications(_:until:)``).
+    func lockDueNotifications(now: Date, limit: Int) async throws -> [InboxNotification]
+    /// Moves the notifications' next attempt to `until`, so that no worker takes them before then
+    /// (a lease for work done outside this transaction); returns them so.
+    func leaseNotifications(_ notifications: [InboxNotification], until: Date) async throws -> [InboxNotification]
     /// Updates the delivery state (status, attempts, next attempt, last error, processed date) of
     /// the stored notification with the same store and dedupe key; its body and arrival stay.
     func updateNotification(_ notification: InboxNotification) async throws

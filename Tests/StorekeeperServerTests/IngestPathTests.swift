@@ -84,6 +84,66 @@ import Testing
         }
     }
 
+    /// An App Store notification is interpreted from what the webhook verified, with no API call:
+    /// it is claimed, applied and marked processed in one transaction, its claim a row lock, with
+    /// no lease written first (a lease was a transaction and a row update of its own per batch).
+    @Test(arguments: ServerBackend.available) func appStoreNotificationsAreAppliedWhereTheyAreClaimedWithoutALease(
+        _ backend: ServerBackend
+    ) async throws {
+        try await ServerHarness.run(on: backend, processing: Self.processing) { h in
+            let purchases = try await Self.unsentPurchases(h, customer: "lea", count: 6)
+            // Every lease of a pending notification is logged by the database itself.
+            try await h.storage.transaction { transaction in
+                let database = try #require((transaction as? SQLStorageTransaction)?.database)
+                try await database.raw("CREATE TABLE leases_written (dedupe_key TEXT NOT NULL)").run()
+                switch h.storage.backendName {
+                case "sqlite":
+                    try await database.raw(
+                        """
+                        CREATE TRIGGER log_leases AFTER UPDATE OF next_attempt_at ON inbox
+                        WHEN NEW.status = 'pending' BEGIN INSERT INTO leases_written VALUES (NEW.dedupe_key); END
+                        """
+                    ).run()
+                default:
+                    try await database.raw(
+                        """
+                        CREATE FUNCTION log_leases() RETURNS trigger AS $$
+                        BEGIN INSERT INTO leases_written VALUES (NEW.dedupe_key); RETURN NEW; END $$ LANGUAGE plpgsql
+                        """
+                    ).run()
+                    try await database.raw(
+                        """
+                        CREATE TRIGGER log_leases AFTER UPDATE OF next_attempt_at ON inbox
+                        FOR EACH ROW WHEN (NEW.status = 'pending') EXECUTE FUNCTION log_leases()
+                        """
+                    ).run()
+                }
+            }
+            let inbox = h.application.inbox
+            for purchase in purchases {
+                _ = try await inbox.receive(.appStore, WebhookDelivery(body: Self.body(purchase.payload)))
+            }
+            func leasesWritten() async throws -> Int {
+                try await h.storage.transaction { transaction in
+                    let database = try #require((transaction as? SQLStorageTransaction)?.database)
+                    return try await database.raw("SELECT dedupe_key FROM leases_written").all().count
+                }
+            }
+            // The log works: a lease (what a claim for work outside the transaction writes), due at once.
+            try await h.storage.transaction { transaction in
+                let due = try await transaction.lockDueNotifications(now: inbox.clock.now(), limit: 1)
+                _ = try await transaction.leaseNotifications(due, until: inbox.clock.now())
+            }
+            #expect(try await leasesWritten() == 1)
+
+            #expect(try await inbox.processDue(limit: 50) == 6)
+            #expect(try await leasesWritten() == 1, "processing leased App Store notifications")
+            let counts = try await h.storage.transaction { try await $0.notificationCounts() }
+            #expect(counts[.processed] == 6)
+            #expect(try await h.balances("lea")["coins"] == 600)
+        }
+    }
+
     @Test(arguments: ServerBackend.available) func concurrentDeliveriesAreEachStoredOnceAndAnsweredWhenDurable(
         _ backend: ServerBackend
     ) async throws {

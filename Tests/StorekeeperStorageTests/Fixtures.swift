@@ -77,3 +77,12 @@ final class AttemptCounter: Sendable {
     }
     var count: Int { value.withLock { $0 } }
 }
+
+extension StorageTransaction {
+    /// Claims what is due as a worker that works outside the transaction does: locked, then leased
+    /// for `lease` seconds.
+    func claimDueNotifications(now: Date, limit: Int, lease: TimeInterval) async throws -> [InboxNotification] {
+        try await leaseNotifications(
+            try await lockDueNotifications(now: now, limit: limit), until: now.addingTimeInterval(lease))
+    }
+}

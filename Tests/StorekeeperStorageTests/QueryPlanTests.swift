@@ -140,16 +140,20 @@ import Testing
 
     /// A backlog (a store's redelivery after an outage, a mass renewal extension) leaves thousands
     /// due at once. A claim takes the first few in due order straight from an index that holds that
-    /// order: it must not read, and sort, every due row for each batch (it did, through the payload's
-    /// overflow pages on SQLite, so processing slowed as the backlog grew).
+    /// order, with their payloads found by key: it must not read, and sort, every due row for each
+    /// batch (it did, through the payload's overflow pages on SQLite, so processing slowed as the
+    /// backlog grew).
     @Test(arguments: Backend.available)
     func claimsReadOnlyTheRowsTheyClaim(backend: Backend) async throws {
         try await withFresh(backend, rows: Self.backlog(backend)) { storage in
             let now = Date(timeIntervalSince1970: Double(Self.now) / 1000)
             let notifications = try await plan(of: storage, backend) {
-                _ = try await $0.claimDueNotifications(now: now, limit: 50, lease: 60)
+                _ = try await $0.lockDueNotifications(now: now, limit: 50)
             }
             expect(notifications, uses: "inbox_due_in_order", sorted: false, backend)
+            expect(
+                notifications, searches: backend == .sqlite ? "inbox_payloads" : "inbox_payloads_pkey",
+                by: "dedupe_key", backend)
             let requests = try await plan(of: storage, backend) {
                 _ = try await $0.claimDueRefundRequests(now: now, limit: 50, lease: 60)
             }
@@ -160,42 +164,38 @@ import Testing
         }
     }
 
-    /// What a claim reads after it (the claimed notifications' payloads) and what marks them
-    /// processed find each notification by its whole key, whatever else the inbox holds.
+    /// What leases claimed notifications and what marks them processed find each notification by
+    /// its whole key, whatever else the inbox holds.
     @Test(arguments: Backend.available)
-    func claimedNotificationsAreReadAndMarkedByTheirKeys(backend: Backend) async throws {
+    func claimedNotificationsAreLeasedAndMarkedByTheirKeys(backend: Backend) async throws {
         try await withFresh(backend, rows: Self.backlog(backend)) { storage in
-            let keys = (1...50).map { SQLStorageTransaction.InboxKey(store: "app_store", dedupeKey: "n-\($0 * 7)") }
-            let payloads = try await plan(of: storage, backend) {
-                _ = try await #require($0 as? SQLStorageTransaction).notificationPayloads(keys)
+            let claimed = (1...50).map { makeNotification("n-\($0 * 7)") }
+            let leasing = try await plan(of: storage, backend) {
+                _ = try await $0.leaseNotifications(claimed, until: Date(timeIntervalSince1970: 1))
             }
-            expect(
-                payloads, searches: backend == .sqlite ? "inbox_payloads" : "inbox_payloads_pkey", by: "dedupe_key",
-                backend)
+            expect(leasing, searches: backend == .sqlite ? "inbox" : "inbox_pkey", by: "dedupe_key", backend)
             let marking = try await plan(of: storage, backend) {
-                try await $0.markNotificationsProcessed(
-                    keys.map { makeNotification($0.dedupeKey) }, at: Date(timeIntervalSince1970: 1))
+                try await $0.markNotificationsProcessed(claimed, at: Date(timeIntervalSince1970: 1))
             }
             expect(marking, searches: backend == .sqlite ? "inbox" : "inbox_pkey", by: "dedupe_key", backend)
         }
     }
 
-    /// The same reads on an inbox PostgreSQL has no statistics for yet, as in a new deployment's
+    /// The same writes on an inbox PostgreSQL has no statistics for yet, as in a new deployment's
     /// first burst: it may read the few thousand rows whole, but must not test each row against
     /// every key. (With the keys as a list of row values it searched by `store` alone and filtered
     /// with one comparison per key: 6–10 ms a claim after 3,000 notifications.)
     @Test(.enabled(if: Backend.postgresURL != nil, Backend.skippedPostgresMessage))
     func claimedNotificationsAreNotTestedAgainstEveryKeyWithoutStatistics() async throws {
         try await withFresh(.postgresql, rows: Self.backlog(.postgresql, count: 3000, analyzed: false)) { storage in
-            let keys = (1...50).map { SQLStorageTransaction.InboxKey(store: "app_store", dedupeKey: "n-\($0 * 7)") }
-            let payloads = try await plan(of: storage, .postgresql) {
-                _ = try await #require($0 as? SQLStorageTransaction).notificationPayloads(keys)
+            let claimed = (1...50).map { makeNotification("n-\($0 * 7)") }
+            let leasing = try await plan(of: storage, .postgresql) {
+                _ = try await $0.leaseNotifications(claimed, until: Date(timeIntervalSince1970: 1))
             }
             let marking = try await plan(of: storage, .postgresql) {
-                try await $0.markNotificationsProcessed(
-                    keys.map { makeNotification($0.dedupeKey) }, at: Date(timeIntervalSince1970: 1))
+                try await $0.markNotificationsProcessed(claimed, at: Date(timeIntervalSince1970: 1))
             }
-            for plan in [payloads, marking] {
+            for plan in [leasing, marking] {
                 #expect(!plan.contains("(dedupe_key = 'n-7'::text) OR"), "each row tested against every key:\n\(plan)")
             }
         }

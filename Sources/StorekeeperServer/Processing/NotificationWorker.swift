@@ -8,9 +8,9 @@ import Synchronization
 /// It runs `workers` loops. A wake-up goes to one idle loop, which processes batches until one
 /// comes back less than full: a claim takes everything due up to its limit, so a short batch means
 /// nothing else was due when it claimed. A full batch wakes another idle loop to help, so a
-/// backlog is worked on by every loop at once: several claim disjoint batches (a claim leases what
-/// it takes), so on PostgreSQL their transactions overlap; on SQLite they take turns at the one
-/// writer connection, one interpreting while another applies.
+/// backlog is worked on by every loop at once: several claim disjoint batches (a claim locks what
+/// it takes, and leases what is interpreted after its transaction), so on PostgreSQL their
+/// transactions overlap; on SQLite they take turns at the one writer connection.
 ///
 /// Why not every loop at every wake-up: all but one found nothing, and each look was a claim, a
 /// transaction of its own. In the PostgreSQL ingest benchmark, 1,150 of 1,265 claims came back

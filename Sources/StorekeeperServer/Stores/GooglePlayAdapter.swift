@@ -63,6 +63,9 @@ public struct GooglePlayAdapter: StoreAdapter, TranslatesStoreErrors {
         return (envelope, notification)
     }
 
+    /// A push only names a purchase: what it says is asked of Google's API.
+    public func interpretsFromStoredNotification(_ notification: InboxNotification) -> Bool { false }
+
     /// A stored push: the purchase it names, as Google answers for it now. A purchase Google no
     /// longer answers for (404/410) stays as stored; access is judged by its expiry anyway.
     public func interpret(_ item: InboxNotification) async throws -> NotificationChange {

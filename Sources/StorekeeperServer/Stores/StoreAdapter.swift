@@ -21,6 +21,11 @@ public protocol StoreAdapter: Sendable {
     /// API where the notification only says that something changed) and their cause.
     func interpret(_ notification: InboxNotification) async throws -> NotificationChange
 
+    /// Whether ``interpret(_:)`` needs nothing but the stored notification (no store API call):
+    /// such a notification is interpreted and applied in the transaction that claimed it, with no
+    /// lease to write first and no second transaction.
+    func interpretsFromStoredNotification(_ notification: InboxNotification) -> Bool
+
     /// What a purchase submission (the store's own JSON body, see docs/openapi.yaml) establishes,
     /// verified with the store before anything is recorded.
     func interpretSubmission(_ body: Data) async throws -> [PurchaseObservation]

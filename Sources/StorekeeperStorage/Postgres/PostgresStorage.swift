@@ -10,7 +10,7 @@ import Synchronization
 ///
 /// Transactions run at READ COMMITTED; ``StorageTransaction/purchase(_:)`` reads with
 /// `SELECT … FOR UPDATE`, so read-modify-write of one purchase is serialized across instances, and
-/// ``StorageTransaction/claimDueNotifications(now:limit:lease:)`` uses `FOR UPDATE SKIP LOCKED`, so
+/// ``StorageTransaction/lockDueNotifications(now:limit:)`` uses `FOR UPDATE SKIP LOCKED`, so
 /// concurrent workers claim disjoint batches. A transaction that fails with a serialization
 /// failure or deadlock (SQLSTATE 40001, 40P01) is rerun, up to five times.
 ///

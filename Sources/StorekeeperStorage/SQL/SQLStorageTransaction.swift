@@ -603,11 +603,10 @@ struct SQLStorageTransaction: StorageTransaction {
     /// ``inboxColumns`` names them unqualified.
     static let inboxWithPayloads = "inbox JOIN inbox_payloads USING (store, dedupe_key)"
 
-    /// A notification from a row of ``inboxColumns``, or from a row of ``inboxStateColumns`` and
-    /// its `payload` row.
-    func notification(from row: any SQLRow, payload: (any SQLRow)? = nil) throws -> InboxNotification {
+    /// A notification from a row of ``inboxColumns``.
+    func notification(from row: any SQLRow) throws -> InboxNotification {
         let reader = RowReader(row: row, table: "inbox")
-        let payloadReader = RowReader(row: payload ?? row, table: "inbox_payloads")
+        let payloadReader = RowReader(row: row, table: "inbox_payloads")
         var notification = InboxNotification(
             store: try reader.raw("store", as: Store.self), dedupeKey: try reader.string("dedupe_key"),
             body: try payloadReader.data("body"),
@@ -618,23 +617,6 @@ struct SQLStorageTransaction: StorageTransaction {
         // The initializer fills a missing next attempt with the receipt time; keep what is stored.
         notification.nextAttemptAt = try reader.optionalDate("next_attempt_at")
         return notification
-    }
-
-    /// A notification's key in a row (of the inbox or its payloads).
-    struct InboxKey: Hashable {
-        var store: String
-        var dedupeKey: String
-
-        init(store: String, dedupeKey: String) {
-            self.store = store
-            self.dedupeKey = dedupeKey
-        }
-
-        init(_ row: any SQLRow) throws {
-            let reader = RowReader(row: row, table: "inbox")
-            store = try reader.string("store")
-            dedupeKey = try reader.string("dedupe_key")
-        }
     }
 
     func insertNotification(_ notification: InboxNotification) async throws -> Bool {
@@ -708,57 +690,48 @@ struct SQLStorageTransaction: StorageTransaction {
         ).map { try notification(from: $0) }
     }
 
-    func claimDueNotifications(now: Date, limit: Int, lease: TimeInterval) async throws -> [InboxNotification] {
+    func lockDueNotifications(now: Date, limit: Int) async throws -> [InboxNotification] {
         guard limit > 0 else { return [] }
-        let nowMilliseconds = StoredTime.milliseconds(now)
-        let leasedUntil = StoredTime.milliseconds(now.addingTimeInterval(max(lease, 0)))
-        let states = try await claim(
-            from: "inbox", through: "inbox_due_in_order", key: "dedupe_key", due: "status IN ('pending', 'failed')",
-            now: nowMilliseconds,
-            orderBy: "next_attempt_at, store, dedupe_key", limit: limit, leasedUntil: leasedUntil,
-            returning: Self.inboxStateColumns)
-        guard !states.isEmpty else { return [] }
-        // The payloads, read by key: an UPDATE's RETURNING cannot join.
-        let stateKeys = try states.map(InboxKey.init)
-        let payloads = try await notificationPayloads(stateKeys)
-        let claimed = try zip(states, stateKeys).map { state, key in
-            guard let payload = payloads[key] else {
-                throw StorageError(.corrupt, "inbox notification \(key.store)/\(key.dedupeKey) has no payload")
-            }
-            return try notification(from: state, payload: payload)
-        }
-        // RETURNING has no defined order.
-        return claimed.sorted {
+        // Straight from the partial index of due rows, in its order: a claim reads only what it
+        // takes, whatever the backlog. The payloads are joined by key; only inbox rows are locked.
+        let due = try await rows(
+            """
+            SELECT \(unsafeRaw: Self.inboxColumns)
+            FROM inbox\(unsafeRaw: flavor.indexedBy("inbox_due_in_order")) JOIN inbox_payloads USING (store, dedupe_key)
+            WHERE status IN ('pending', 'failed') AND next_attempt_at <= \(bind: StoredTime.milliseconds(now))
+            ORDER BY next_attempt_at, store, dedupe_key
+            LIMIT \(bind: limit)\(unsafeRaw: flavor.lockSkippingLocked(of: "inbox"))
+            """
+        ).map { try notification(from: $0) }
+        return due.sorted {
             ($0.receivedAt, $0.store.rawValue, $0.dedupeKey) < ($1.receivedAt, $1.store.rawValue, $1.dedupeKey)
         }
     }
 
-    /// The payload rows of the notifications with `keys`, by key.
-    ///
-    /// The keys go in as `VALUES`, a relation PostgreSQL joins on the whole key: through the
-    /// primary key once it has statistics, by hashing before. As a list of row values
-    /// (`IN ((?, ?), …)`) an inbox not yet analyzed (a new deployment's first burst, the ingest
-    /// benchmark's) was searched by `store` alone, every key tested against each of a store's
-    /// payloads: 6–10 ms a claim after 3,000 notifications.
-    func notificationPayloads(_ keys: [InboxKey]) async throws -> [InboxKey: any SQLRow] {
-        guard !keys.isEmpty else { return [:] }
-        var payloads: [InboxKey: any SQLRow] = [:]
-        for payload in try await rows(
+    func leaseNotifications(_ notifications: [InboxNotification], until: Date) async throws -> [InboxNotification] {
+        guard !notifications.isEmpty else { return [] }
+        // The keys go in as `VALUES`, a relation PostgreSQL joins on the whole key: through the
+        // primary key once it has statistics, by hashing before. As a list of row values
+        // (`IN ((?, ?), …)`) an inbox not yet analyzed (a new deployment's first burst, the ingest
+        // benchmark's) was searched by `store` alone, every key tested against each of a store's
+        // notifications: 6–10 ms a claim after 3,000 notifications.
+        try await run(
             """
-            SELECT store, dedupe_key, body, verified FROM inbox_payloads
-            WHERE (store, dedupe_key) IN (VALUES \(pairs(keys.map { ($0.store, $0.dedupeKey) })))
+            UPDATE inbox SET next_attempt_at = \(bind: StoredTime.milliseconds(until))
+            WHERE (store, dedupe_key) IN (VALUES \(pairs(notifications.map { ($0.store.rawValue, $0.dedupeKey) })))
             """)
-        {
-            payloads[try InboxKey(payload)] = payload
+        return notifications.map {
+            var leased = $0
+            leased.nextAttemptAt = until
+            return leased
         }
-        return payloads
     }
 
     /// Claims the rows of `table` (keyed by `store` and `key`) that are `due` and whose
     /// `next_attempt_at` has come, at most `limit` in `orderBy` order (the order of `index`, a
     /// partial index over the `due` rows, so a claim reads only what it takes), by moving their next attempt
     /// past a lease — in one statement; on PostgreSQL rows another worker has locked are skipped,
-    /// so concurrent claims are disjoint. The inbox and the refund request outbox are claimed so.
+    /// so concurrent claims are disjoint. The refund request outbox is claimed so.
     func claim(
         from table: String, through index: String, key: String, due: String, now: Int64, orderBy: String, limit: Int,
         leasedUntil: Int64,
@@ -771,7 +744,7 @@ struct SQLStorageTransaction: StorageTransaction {
                 FROM \(unsafeRaw: table)\(unsafeRaw: flavor.indexedBy(index))
                 WHERE \(unsafeRaw: due) AND next_attempt_at <= \(bind: now)
                 ORDER BY \(unsafeRaw: orderBy)
-                LIMIT \(bind: limit)\(unsafeRaw: flavor.lockSkippingLocked)
+                LIMIT \(bind: limit)\(unsafeRaw: flavor.lockSkippingLocked())
             )
             UPDATE \(unsafeRaw: table) SET next_attempt_at = \(bind: leasedUntil)
             WHERE (store, \(unsafeRaw: key)) IN (SELECT due_store, due_key FROM due)
@@ -792,8 +765,8 @@ struct SQLStorageTransaction: StorageTransaction {
 
     func markNotificationsProcessed(_ notifications: [InboxNotification], at date: Date) async throws {
         guard !notifications.isEmpty else { return }
-        // `VALUES`, as in ``notificationPayloads(_:)``: a list of row values had a not yet analyzed
-        // inbox searched by store, each row tested against every key.
+        // `VALUES`, as in ``leaseNotifications(_:until:)``: a list of row values had a not yet
+        // analyzed inbox searched by store, each row tested against every key.
         try await run(
             """
             UPDATE inbox SET status = 'processed', attempts = attempts + 1, next_attempt_at = NULL,
