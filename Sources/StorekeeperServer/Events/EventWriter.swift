@@ -18,7 +18,8 @@ public struct EventWriter: Sendable {
         self.clock = clock
     }
 
-    /// The JSON of an event, as delivered and as the feed shows it.
+    /// The JSON of an event, as delivered and as the feed shows it. `append` writes the same bytes
+    /// with the faster `Event.jsonData()`; this encoder stays the reference they are checked against.
     public static let encoder: JSONEncoder = {
         let encoder = JSONEncoder()
         encoder.dateEncodingStrategy = .iso8601
@@ -102,7 +103,7 @@ public struct EventWriter: Sendable {
                 entitlements: draft.customerID.flatMap { entitlements[$0] } ?? [])
             return StoredEvent(
                 id: event.id, type: event.type, customerID: event.customerID, environment: event.environment,
-                orderingKey: event.orderingKey, occurredAt: now, body: try Self.encoder.encode(event))
+                orderingKey: event.orderingKey, occurredAt: now, body: try event.jsonData())
         }
         try await transaction.appendEvents(stored)
     }
