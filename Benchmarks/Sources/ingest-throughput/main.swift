@@ -160,10 +160,9 @@ func format(_ value: Double) -> String { String(format: "%.2f", value) }
 /// CPU seconds (user and system) this process has used: less sensitive than a rate to the host's
 /// slow stretches, which take time from every thread alike.
 func processCPUSeconds() -> Double {
-    var usage = rusage()
-    getrusage(RUSAGE_SELF, &usage)
-    func seconds(_ time: timeval) -> Double { Double(time.tv_sec) + Double(time.tv_usec) / 1e6 }
-    return seconds(usage.ru_utime) + seconds(usage.ru_stime)
+    var time = timespec()
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &time)
+    return Double(time.tv_sec) + Double(time.tv_nsec) / 1e9
 }
 
 struct IngestResult {
