@@ -68,7 +68,7 @@ let package = Package(
             swiftSettings: strictSwift6
         ),
         // The store-neutral domain: no I/O.
-        .target(name: "Storekeeper", swiftSettings: strictSwift6),
+        .target(name: "Storekeeper", dependencies: ["StoreCore"], swiftSettings: strictSwift6),
         .target(
             name: "StorekeeperStorage",
             dependencies: [

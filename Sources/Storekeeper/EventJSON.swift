@@ -1,4 +1,5 @@
 public import Foundation
+import StoreCore
 
 extension Event {
     /// The event's JSON body: byte for byte what `EventWriter.encoder` writes (a `JSONEncoder` with
@@ -307,13 +308,9 @@ private struct EventJSONWriter {
         }
         // In range, so the conversion cannot trap; rounded down, as Foundation does, before 1970 too.
         let seconds = Int64(sinceReference.rounded(.down)) + Self.secondsFrom1970ToReference
-        var days = seconds / 86_400
-        var secondOfDay = seconds % 86_400
-        if secondOfDay < 0 {
-            days -= 1
-            secondOfDay += 86_400
-        }
-        let (year, month, day) = Self.civilDate(daysSince1970: days)
+        let days = CivilDate.floorDivision(seconds, 86_400)
+        let secondOfDay = seconds - days * 86_400
+        let (year, month, day) = CivilDate.date(daysSince1970: days)
         append(UInt8(ascii: "\""))
         writeDigits(Int(year / 100))
         writeDigits(Int(year % 100))
@@ -335,21 +332,6 @@ private struct EventJSONWriter {
     private mutating func writeDigits(_ value: Int) {
         append(UInt8(ascii: "0") &+ UInt8(truncatingIfNeeded: value / 10))
         append(UInt8(ascii: "0") &+ UInt8(truncatingIfNeeded: value % 10))
-    }
-
-    /// The proleptic Gregorian date of a day counted from 1970-01-01 (Howard Hinnant's
-    /// `civil_from_days`, https://howardhinnant.github.io/date_algorithms.html).
-    private static func civilDate(daysSince1970: Int64) -> (year: Int64, month: Int64, day: Int64) {
-        let shifted = daysSince1970 + 719_468  // Days since 0000-03-01: leap days end each year.
-        let era = (shifted >= 0 ? shifted : shifted - 146_096) / 146_097
-        let dayOfEra = shifted - era * 146_097
-        let yearOfEra = (dayOfEra - dayOfEra / 1460 + dayOfEra / 36_524 - dayOfEra / 146_096) / 365
-        let dayOfYear = dayOfEra - (365 * yearOfEra + yearOfEra / 4 - yearOfEra / 100)
-        let marchBasedMonth = (5 * dayOfYear + 2) / 153
-        let day = dayOfYear - (153 * marchBasedMonth + 2) / 5 + 1
-        let month = marchBasedMonth < 10 ? marchBasedMonth + 3 : marchBasedMonth - 9
-        let year = yearOfEra + era * 400 + (month <= 2 ? 1 : 0)
-        return (year, month, day)
     }
 
     private static func lowercaseHex(_ nibble: UInt8) -> UInt8 {

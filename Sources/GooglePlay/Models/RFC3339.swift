@@ -1,4 +1,5 @@
 public import Foundation
+import StoreCore
 
 /// Parses and formats RFC 3339 timestamps as used by Google APIs (`google.protobuf.Timestamp` in JSON).
 ///
@@ -21,9 +22,9 @@ public enum RFC3339 {
             seconds += 1
             nanos -= 1_000_000_000
         }
-        let days = floorDiv(seconds, 86_400)
+        let days = CivilDate.floorDivision(seconds, 86_400)
         let secondOfDay = seconds - days * 86_400
-        let (year, month, day) = civil(fromDays: days)
+        let (year, month, day) = CivilDate.date(daysSince1970: days)
         var result = pad(year, 4) + "-" + pad(month, 2) + "-" + pad(day, 2)
         result += "T" + pad(secondOfDay / 3600, 2) + ":" + pad(secondOfDay / 60 % 60, 2) + ":"
         result += pad(secondOfDay % 60, 2)
@@ -94,7 +95,7 @@ public enum RFC3339 {
         }
         guard index == bytes.count else { return nil }
 
-        let days = days(fromCivil: year, month, day)
+        let days = CivilDate.daysSince1970(year: year, month: month, day: day)
         let seconds = days * 86_400 + hour * 3600 + minute * 60 + second - offsetSeconds
         return (seconds, nanos)
     }
@@ -107,36 +108,6 @@ public enum RFC3339 {
         case 4, 6, 9, 11: return 30
         default: return 31
         }
-    }
-
-    // MARK: - Calendar arithmetic (proleptic Gregorian, Howard Hinnant's algorithms)
-
-    private static func days(fromCivil year: Int64, _ month: Int64, _ day: Int64) -> Int64 {
-        let y = month <= 2 ? year - 1 : year
-        let era = floorDiv(y, 400)
-        let yearOfEra = y - era * 400
-        let monthIndex = month > 2 ? month - 3 : month + 9
-        let dayOfYear = (153 * monthIndex + 2) / 5 + day - 1
-        let dayOfEra = yearOfEra * 365 + yearOfEra / 4 - yearOfEra / 100 + dayOfYear
-        return era * 146_097 + dayOfEra - 719_468
-    }
-
-    private static func civil(fromDays days: Int64) -> (Int64, Int64, Int64) {
-        let z = days + 719_468
-        let era = floorDiv(z, 146_097)
-        let dayOfEra = z - era * 146_097
-        let yearOfEra = (dayOfEra - dayOfEra / 1460 + dayOfEra / 36_524 - dayOfEra / 146_096) / 365
-        let dayOfYear = dayOfEra - (365 * yearOfEra + yearOfEra / 4 - yearOfEra / 100)
-        let monthIndex = (5 * dayOfYear + 2) / 153
-        let day = dayOfYear - (153 * monthIndex + 2) / 5 + 1
-        let month = monthIndex < 10 ? monthIndex + 3 : monthIndex - 9
-        let year = yearOfEra + era * 400 + (month <= 2 ? 1 : 0)
-        return (year, month, day)
-    }
-
-    private static func floorDiv(_ a: Int64, _ b: Int64) -> Int64 {
-        let quotient = a / b
-        return (a % b != 0 && (a < 0) != (b < 0)) ? quotient - 1 : quotient
     }
 
     private static func pad(_ value: Int64, _ width: Int) -> String {
