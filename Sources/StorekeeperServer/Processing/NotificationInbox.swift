@@ -143,7 +143,8 @@ public struct NotificationInbox: Sendable {
     private func processInClaimingTransaction(now: Date, limit: Int, isolatingEach: Bool) async throws
         -> ClaimedBatch
     {
-        let (stores, lease, settings, clock) = (self.stores, self.settings.lease, self.settings, self.clock)
+        let (stores, settings, clock) = (self.stores, self.settings, self.clock)
+        let leasedUntil = now.addingTimeInterval(max(settings.lease, 0))
         // Processing commits are deferred (CommitDurability): a power cut may undo them, and the
         // notification, stored durably and still pending then, is processed again.
         return try await storage.transaction(durability: .deferred) { transaction in
@@ -151,8 +152,7 @@ public struct NotificationInbox: Sendable {
             var batch = ClaimedBatch(count: due.count)
             let local = due.filter { stores($0.store).interpretsFromStoredNotification($0) }
             batch.leased = try await transaction.leaseNotifications(
-                due.filter { !stores($0.store).interpretsFromStoredNotification($0) },
-                until: now.addingTimeInterval(max(lease, 0)))
+                due.filter { !stores($0.store).interpretsFromStoredNotification($0) }, until: leasedUntil)
             var changes: [Interpreted] = []
             for item in local {
                 do {
@@ -186,7 +186,7 @@ public struct NotificationInbox: Sendable {
                     Self.failedAttempt(of: item, at: clock.now(), settings: settings, error: error))
             }
             // Not done until the store is told, after this commit; nobody else takes them meanwhile.
-            _ = try await transaction.leaseNotifications(unsettled, until: now.addingTimeInterval(max(lease, 0)))
+            _ = try await transaction.leaseNotifications(unsettled, until: leasedUntil)
             return batch
         }
     }
