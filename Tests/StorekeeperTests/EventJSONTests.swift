@@ -6,36 +6,14 @@ import Testing
 /// `Event.jsonData()` must write exactly the bytes of `EventWriter.encoder`: event bodies are
 /// stored, signed over and delivered.
 @Suite struct EventJSONTests {
-    /// Built like `EventWriter.encoder` (this target cannot see StorekeeperServer).
-    static let reference: JSONEncoder = {
-        let encoder = JSONEncoder()
-        encoder.dateEncodingStrategy = .iso8601
-        encoder.outputFormatting = [.sortedKeys]
-        return encoder
-    }()
-
     static let start = Date(timeIntervalSince1970: 1_800_000_000.25)
 
-    /// Records an issue, showing both texts, unless the two encoders write the same bytes.
+    /// Records an issue, showing both texts, unless `jsonData()` writes EventWriter's bytes.
     @discardableResult
     static func expectSameBytes(
         _ event: Event, _ context: @autoclosure () -> String = "", sourceLocation: SourceLocation = #_sourceLocation
     ) -> Bool {
-        do {
-            let expected = try reference.encode(event)
-            let actual = try event.jsonData()
-            // Data compares bytes; String's == would take canonically equivalent texts as equal.
-            guard actual != expected else { return true }
-            Issue.record(
-                """
-                \(context())
-                JSONEncoder: \(String(decoding: expected, as: UTF8.self))
-                jsonData():  \(String(decoding: actual, as: UTF8.self))
-                """, sourceLocation: sourceLocation)
-        } catch {
-            Issue.record("\(context()): \(error)", sourceLocation: sourceLocation)
-        }
-        return false
+        JSONWriterReference.expectSameBytes(event, context(), sourceLocation: sourceLocation) { try $0.jsonData() }
     }
 
     /// An entitlement with every field set; EntitlementView has no public initializer but its
@@ -367,7 +345,7 @@ import Testing
     func nonFiniteShareThrowsLikeJSONEncoder(share: Double) {
         var event = Self.full
         event.details.refundedShare = share
-        #expect(throws: EncodingError.self) { try Self.reference.encode(event) }
+        #expect(throws: EncodingError.self) { try JSONWriterReference.encoder.encode(event) }
         #expect(throws: EncodingError.self) { try event.jsonData() }
     }
 
@@ -408,7 +386,7 @@ import Testing
 
     @Test(arguments: seeds)
     func randomEvents(seed: UInt64) {
-        var generator = RandomEvents(random: SplitMix64(state: seed))
+        var generator = RandomJSONValues(seed: seed)
         for index in 0..<3_000 {
             let event = generator.event()
             let context =
@@ -418,61 +396,8 @@ import Testing
     }
 }
 
-/// Random events for the property test, with the edge values of each field more likely than chance would make them.
-private struct RandomEvents {
-    var random: SplitMix64
-
-    mutating func chance(_ probability: Double) -> Bool { Double.random(in: 0..<1, using: &random) < probability }
-
-    mutating func maybe<Value>(_ make: (inout Self) -> Value) -> Value? { chance(0.5) ? make(&self) : nil }
-
-    mutating func element<Value>(_ values: [Value]) -> Value {
-        values[Int.random(in: 0..<values.count, using: &random)]
-    }
-
-    static let pieces: [String] =
-        (0..<128).map { String(UnicodeScalar(UInt8($0))) } + [
-            "é", "e\u{301}", "ß", "中", "😀", "👨‍👩‍👧", "\u{2028}", "\u{FEFF}", "\u{10FFFF}", "/", "\\", "\"", "abc",
-            "com.example.app",
-        ]
-
-    mutating func string() -> String {
-        (0..<Int.random(in: 0...12, using: &random)).map { _ in element(Self.pieces) }.joined()
-    }
-
-    mutating func date() -> Date {
-        switch Int.random(in: 0..<5, using: &random) {
-        case 0: Date(timeIntervalSince1970: .random(in: 1.5e9..<2.2e9, using: &random))
-        case 1: Date(timeIntervalSince1970: TimeInterval(Int.random(in: 1_500_000_000..<2_200_000_000, using: &random)))
-        case 2: Date(timeIntervalSince1970: .random(in: -1.4e10..<2.6e11, using: &random))
-        case 3:
-            // Around a midnight, where rounding down matters most.
-            Date(
-                timeIntervalSince1970: TimeInterval(Int.random(in: -160_000..<3_000_000, using: &random) * 86_400)
-                    + element([-1e-6, -0.5, 0, 1e-6, 0.5]))
-        default: Date(timeIntervalSinceReferenceDate: .random(in: -1e-3..<1e-3, using: &random))
-        }
-    }
-
-    mutating func double() -> Double {
-        switch Int.random(in: 0..<4, using: &random) {
-        case 0: return .random(in: 0...1, using: &random)
-        case 1: return Double(Int.random(in: -1_000_000...1_000_000, using: &random)) / element([1, 3, 10, 1000])
-        case 2: return element(EventJSONTests.specialDoubles)
-        default:
-            let value = Double(bitPattern: random.next())
-            return value.isFinite ? value : 0.75
-        }
-    }
-
-    mutating func integer() -> Int {
-        switch Int.random(in: 0..<3, using: &random) {
-        case 0: Int.random(in: -1000...1000, using: &random)
-        case 1: Int.random(in: .min ... .max, using: &random)
-        default: element([0, -1, 100_000, .min, .max])
-        }
-    }
-
+/// Random events for the property test.
+extension RandomJSONValues {
     mutating func entitlement() -> EntitlementView {
         EventJSONTests.entitlement(
             string(), active: chance(0.5), expiresAt: maybe { $0.date() }, productID: string(),
@@ -501,12 +426,8 @@ private struct RandomEvents {
     }
 
     mutating func event() -> Event {
-        var uuid = UUID().uuid
-        withUnsafeMutableBytes(of: &uuid) { bytes in
-            for index in bytes.indices { bytes[index] = UInt8.random(in: 0...255, using: &random) }
-        }
-        return Event(
-            id: UUID(uuid: uuid), type: chance(0.9) ? element(EventType.all) : EventType(string()), occurredAt: date(),
+        Event(
+            id: uuid(), type: chance(0.9) ? element(EventType.all) : EventType(string()), occurredAt: date(),
             customerID: maybe { CustomerID($0.string()) }, store: maybe { $0.element(Store.allCases) },
             app: maybe { AppID($0.string()) }, environment: maybe { $0.element(PurchaseEnvironment.allCases) },
             purchaseID: maybe { $0.string() }, productID: maybe { $0.string() }, details: details(),

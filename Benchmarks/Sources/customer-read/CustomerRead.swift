@@ -187,11 +187,16 @@ struct CustomerRead {
             _ = try await reader(server, customers: customers).run(seconds: 1, random: &random)
         }
         var windows: [[OpenLoopReader.Window]] = [[], []]
+        // This process's CPU during each database's windows: its server's (the load generator runs in
+        // a process of its own), steadier than the latencies on a host whose CPUs slow down at times.
+        var cpuSeconds = [0.0, 0.0]
         for _ in 0..<options.rounds {
             for (index, (server, customers)) in servers.enumerated() {
+                let cpuStart = processCPUSeconds()
                 windows[index].append(
                     try await reader(server, customers: customers).run(
                         seconds: options.seconds / Double(options.rounds), random: &random))
+                cpuSeconds[index] += processCPUSeconds() - cpuStart
             }
         }
         var measured: [Measured] = []
@@ -206,7 +211,8 @@ struct CustomerRead {
                     + "p99 \(Self.format(result.p99)) ms, p99.9 \(Self.format(result.p999)) ms, "
                     + "max \(Self.format(result.max)) ms; \(result.failures) failed\(firstFailure); the load "
                     + "generator's sends \(Self.format(result.sendLatenessP99)) ms late at p99, "
-                    + "\(Self.format(result.sendLatenessMax)) ms at most (time the server never saw)")
+                    + "\(Self.format(result.sendLatenessMax)) ms at most (time the server never saw); server CPU "
+                    + "\(Int((cpuSeconds[index] / Double(max(result.requests, 1)) * 1e6).rounded())) µs per GET")
             try await timeJobQueries(server, customers: customers)
             try await measureConsole(server, customers: customers, random: &random)
         }

@@ -157,14 +157,6 @@ func withInstances<Result: Sendable>(
 
 func format(_ value: Double) -> String { String(format: "%.2f", value) }
 
-/// CPU seconds (user and system) this process has used: less sensitive than a rate to the host's
-/// slow stretches, which take time from every thread alike.
-func processCPUSeconds() -> Double {
-    var time = timespec()
-    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &time)
-    return Double(time.tv_sec) + Double(time.tv_nsec) / 1e9
-}
-
 struct IngestResult {
     var ingestRate: Double
     var verifyRate: Double

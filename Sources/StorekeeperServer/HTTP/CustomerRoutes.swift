@@ -72,14 +72,14 @@ struct CustomerRoutes {
             guard let view = try await service.view(of: id) else {
                 throw ServerError.customerNotFound(id)
             }
-            return try JSONResponse.make(view)
+            return JSONResponse.make(view)
         }
         // One route per store (`app-store`, `google-play`); the store's adapter reads its own body.
         group.post("customers/:id/purchases/:store") { request, context in
             let id = try customerID(context)
             let store = try Store(pathSegmentOf: context, refusedAs: .malformedSubmission)
             let body = try await request.body.collect(upTo: 256 * 1024)
-            return try JSONResponse.make(try await service.submit(Data(buffer: body), to: store, for: id))
+            return JSONResponse.make(try await service.submit(Data(buffer: body), to: store, for: id))
         }
         group.post("customers/:id/balances/:balance/debits") { request, context in
             let id = try customerID(context)

@@ -1,6 +1,7 @@
 import Foundation
 public import Hummingbird
 import NIOCore
+import Storekeeper
 
 /// JSON answers and errors in one shape: `{"error": {"code": "...", "message": "..."}}`.
 enum JSONResponse {
@@ -12,9 +13,18 @@ enum JSONResponse {
     }()
 
     static func make(_ value: some Encodable, status: HTTPResponse.Status = .ok) throws -> Response {
-        let data = try encoder.encode(value)
-        return Response(
-            status: status, headers: [.contentType: "application/json"], body: .init(byteBuffer: ByteBuffer(data: data))
+        make(json: try encoder.encode(value), status: status)
+    }
+
+    /// The customer view, the API's most frequent answer, written by hand (the same bytes as
+    /// ``encoder``; see `CustomerView.jsonData()`).
+    static func make(_ view: CustomerView, status: HTTPResponse.Status = .ok) -> Response {
+        make(json: view.jsonData(), status: status)
+    }
+
+    private static func make(json: Data, status: HTTPResponse.Status) -> Response {
+        Response(
+            status: status, headers: [.contentType: "application/json"], body: .init(byteBuffer: ByteBuffer(data: json))
         )
     }
 }
