@@ -49,6 +49,16 @@ let package = Package(
             path: "VerifyTransaction",
             plugins: [.plugin(name: "BenchmarkPlugin", package: "package-benchmark")]
         ),
+        // The hand-written JSON bodies (events, the customer view) next to the JSONEncoder each replaced.
+        .executableTarget(
+            name: "JSONBodies",
+            dependencies: [
+                .product(name: "Storekeeper", package: "storekeeper"),
+                .product(name: "Benchmark", package: "package-benchmark"),
+            ],
+            path: "JSONBodies",
+            plugins: [.plugin(name: "BenchmarkPlugin", package: "package-benchmark")]
+        ),
         // Notification ingest over HTTP (verified, durable, processed) on SQLite and PostgreSQL, next
         // to the verifier's throughput on the same payloads.
         .executableTarget(
