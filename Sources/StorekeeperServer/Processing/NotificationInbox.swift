@@ -150,9 +150,17 @@ public struct NotificationInbox: Sendable {
         return try await storage.transaction(durability: .deferred) { transaction in
             let due = try await transaction.lockDueNotifications(now: now, limit: limit)
             var batch = ClaimedBatch(count: due.count)
-            let local = due.filter { stores($0.store).interpretsFromStoredNotification($0) }
-            batch.leased = try await transaction.leaseNotifications(
-                due.filter { !stores($0.store).interpretsFromStoredNotification($0) }, until: leasedUntil)
+            // Each adapter asked once: applied here from what was stored, or leased for the store's API.
+            var local: [InboxNotification] = []
+            var remote: [InboxNotification] = []
+            for item in due {
+                if stores(item.store).interpretsFromStoredNotification(item) {
+                    local.append(item)
+                } else {
+                    remote.append(item)
+                }
+            }
+            batch.leased = try await transaction.leaseNotifications(remote, until: leasedUntil)
             var changes: [Interpreted] = []
             for item in local {
                 do {
