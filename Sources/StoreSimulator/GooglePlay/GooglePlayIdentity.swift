@@ -84,6 +84,8 @@ public final class GooglePlayIdentity: Sendable {
         /// A key never published in the JWKS, for forged push tokens.
         var untrustedKey: PushKey?
         var baseURL: (@Sendable () -> String?)?
+        /// How many of the process's shared keys this identity took (``newKey()``).
+        var keysTaken = 0
     }
 
     /// How the identity behaves.
@@ -116,15 +118,15 @@ public final class GooglePlayIdentity: Sendable {
     /// The project ``makeServiceAccount(email:projectID:)`` puts it in by default.
     public static let defaultProjectID = "storekeeper-simulator"
 
-    /// Creates a service account key — a new 2048-bit RSA key for `email` (an account that already
-    /// has keys keeps them) — registers its public key with the token endpoint and returns its JSON
-    /// key. The simulator must be running.
+    /// Creates a service account key — a 2048-bit RSA key new to this identity
+    /// (``SimulatorRSAKeys``) for `email` (an account that already has keys keeps them) — registers
+    /// its public key with the token endpoint and returns its JSON key. The simulator must be running.
     public func makeServiceAccount(
         email: String = GooglePlayIdentity.defaultServiceAccountEmail,
         projectID: String = GooglePlayIdentity.defaultProjectID
     ) throws -> ServiceAccount {
         guard let tokenURL else { throw Failure(description: "the simulator is not running") }
-        let key = try _RSA.Signing.PrivateKey(keySize: .bits2048)
+        let key = try newKey()
         let keyID = Self.randomHex(20)
         let json: [String: Any] = [
             "type": "service_account", "project_id": projectID, "private_key_id": keyID,
@@ -156,7 +158,7 @@ public final class GooglePlayIdentity: Sendable {
     /// Adds a new push-signing key to the JWKS and signs push tokens with it from now on; returns its id.
     @discardableResult
     public func addPushSigningKey() throws -> String {
-        let key = PushKey(id: Self.randomHex(20), key: try _RSA.Signing.PrivateKey(keySize: .bits2048))
+        let key = PushKey(id: Self.randomHex(20), key: try newKey())
         state.withLock { $0.pushKeys.append(key) }
         return key.id
     }
@@ -200,7 +202,7 @@ public final class GooglePlayIdentity: Sendable {
         if let existing {
             signing = existing
         } else {
-            let created = PushKey(id: Self.randomHex(20), key: try _RSA.Signing.PrivateKey(keySize: .bits2048))
+            let created = PushKey(id: Self.randomHex(20), key: try newKey())
             signing = state.withLock { state in
                 if let raced = state.untrustedKey { return raced }
                 state.untrustedKey = created
@@ -226,10 +228,20 @@ public final class GooglePlayIdentity: Sendable {
         return (seconds(min(real, simulated)), seconds(max(real, simulated)) + Int(expiresIn))
     }
 
+    /// A key this identity has not used yet: the next of the process's shared keys
+    /// (``SimulatorRSAKeys``), so that simulators after the first need not generate their own.
+    func newKey() throws -> _RSA.Signing.PrivateKey {
+        let index = state.withLock { state in
+            defer { state.keysTaken += 1 }
+            return state.keysTaken
+        }
+        return try SimulatorRSAKeys.shared.key(at: index)
+    }
+
     /// Adds a push-signing key if there is none (once, however many callers race).
     private func ensurePushSigningKey() throws {
         guard state.withLock({ $0.pushKeys.isEmpty }) else { return }
-        let key = PushKey(id: Self.randomHex(20), key: try _RSA.Signing.PrivateKey(keySize: .bits2048))
+        let key = PushKey(id: Self.randomHex(20), key: try newKey())
         state.withLock { state in
             if state.pushKeys.isEmpty { state.pushKeys.append(key) }
         }
