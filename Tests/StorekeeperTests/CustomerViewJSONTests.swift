@@ -192,10 +192,8 @@ import Testing
 
     // MARK: Random views
 
-    /// Two fixed seeds, so that every run checks the same views; `CUSTOMER_VIEW_JSON_SEED=<seed>` adds one.
-    static let seeds: [UInt64] =
-        [0x5EED_0000_0000_0011, 0x5EED_0000_0000_0012]
-        + (ProcessInfo.processInfo.environment["CUSTOMER_VIEW_JSON_SEED"].flatMap { UInt64($0) }.map { [$0] } ?? [])
+    static let seeds = RandomJSONValues.seeds(
+        [0x5EED_0000_0000_0011, 0x5EED_0000_0000_0012], addingFrom: "CUSTOMER_VIEW_JSON_SEED")
 
     @Test(arguments: seeds)
     func randomViews(seed: UInt64) {

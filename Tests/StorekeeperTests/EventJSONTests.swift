@@ -378,11 +378,8 @@ import Testing
 
     // MARK: Random events
 
-    /// Two fixed seeds, so that every run (CI's too) checks the same events; `EVENT_JSON_SEED=<seed>`
-    /// adds one, to replay a failure or to explore.
-    static let seeds: [UInt64] =
-        [0x5EED_0000_0000_0001, 0x5EED_0000_0000_0002]
-        + (ProcessInfo.processInfo.environment["EVENT_JSON_SEED"].flatMap { UInt64($0) }.map { [$0] } ?? [])
+    static let seeds = RandomJSONValues.seeds(
+        [0x5EED_0000_0000_0001, 0x5EED_0000_0000_0002], addingFrom: "EVENT_JSON_SEED")
 
     @Test(arguments: seeds)
     func randomEvents(seed: UInt64) {

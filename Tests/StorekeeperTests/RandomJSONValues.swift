@@ -10,6 +10,12 @@ struct RandomJSONValues {
         random = SplitMix64(state: seed)
     }
 
+    /// `fixed` seeds, so that every run (CI's too) checks the same values, and one more from the
+    /// environment variable `variable` when it is set, to replay a failure or to explore.
+    static func seeds(_ fixed: [UInt64], addingFrom variable: String) -> [UInt64] {
+        fixed + (ProcessInfo.processInfo.environment[variable].flatMap { UInt64($0) }.map { [$0] } ?? [])
+    }
+
     mutating func chance(_ probability: Double) -> Bool { Double.random(in: 0..<1, using: &random) < probability }
 
     mutating func maybe<Value>(_ make: (inout Self) -> Value) -> Value? { chance(0.5) ? make(&self) : nil }
