@@ -29,7 +29,4 @@ final class SimulatorRSAKeys: Sendable {
             return index < keys.count ? keys[index] : generated
         }
     }
-
-    /// How many keys this process generated (for tests).
-    var generatedCount: Int { keys.withLock(\.count) }
 }
