@@ -55,12 +55,17 @@ struct SortedKeysJSONWriter {
 
     /// `"key":`, after a comma unless it is the object's first member. Keys are plain ASCII names.
     mutating func key(_ name: StaticString) {
-        if !atObjectStart { append(UInt8(ascii: ",")) }
-        atObjectStart = false
+        separateMember()
         append(UInt8(ascii: "\""))
         name.withUTF8Buffer { append($0) }
         append(UInt8(ascii: "\""))
         append(UInt8(ascii: ":"))
+    }
+
+    /// The comma before every member of an object but its first.
+    private mutating func separateMember() {
+        if !atObjectStart { append(UInt8(ascii: ",")) }
+        atObjectStart = false
     }
 
     mutating func member(_ name: StaticString, _ value: String?) {
@@ -120,8 +125,7 @@ struct SortedKeysJSONWriter {
         key(name)
         beginObject()
         for (entryKey, value) in dictionary.sorted(by: { $0.key.utf8.lexicographicallyPrecedes($1.key.utf8) }) {
-            if !atObjectStart { append(UInt8(ascii: ",")) }
-            atObjectStart = false
+            separateMember()
             write(entryKey)
             append(UInt8(ascii: ":"))
             write(value)

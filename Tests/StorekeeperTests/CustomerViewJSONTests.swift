@@ -35,13 +35,6 @@ import Testing
         "purchaseID":"2000000000000001","state":"active","store":"app_store"}
         """)
 
-    static let entitlement = decoded(
-        EntitlementView.self,
-        """
-        {"active":true,"expiresAt":800000000,"name":"pro","productID":"monthly","purchaseID":"2000000000000001",\
-        "state":"active","store":"app_store"}
-        """)
-
     /// A view with every field set, nested optionals included.
     static let full: CustomerView = {
         var view = decoded(
@@ -52,9 +45,9 @@ import Testing
             "entitlements":[],"oneTimePurchases":[],"subscriptions":[]}
             """)
         view.balances = ["coins": 60, "gems": -3, "Zeta": 0, "a/b": .max, "é": .min]
-        view.entitlements = [entitlement, entitlement]
-        view.entitlements[1].name = "ads-free"
-        view.entitlements[1].expiresAt = nil
+        view.entitlements = [
+            EventJSONTests.entitlement("pro"), EventJSONTests.entitlement("ads-free", expiresAt: nil),
+        ]
         var consumable = purchase
         consumable.kind = .consumable
         consumable.offers = nil
@@ -246,15 +239,7 @@ extension RandomJSONValues {
         view.consumptionConsent = maybe { ConsumptionConsent(consented: $0.chance(0.5), decidedAt: $0.date()) }
         view.balances = Dictionary(
             (0..<Int.random(in: 0...4, using: &random)).map { _ in (string(), integer()) }, uniquingKeysWith: { $1 })
-        view.entitlements = (0..<Int.random(in: 0...3, using: &random)).map { _ in
-            var entitlement = CustomerViewJSONTests.entitlement
-            entitlement.name = string()
-            entitlement.active = chance(0.5)
-            entitlement.expiresAt = maybe { $0.date() }
-            entitlement.productID = string()
-            entitlement.purchaseID = string()
-            return entitlement
-        }
+        view.entitlements = (0..<Int.random(in: 0...3, using: &random)).map { _ in entitlement() }
         view.subscriptions = (0..<Int.random(in: 0...4, using: &random)).map { _ in purchaseView() }
         view.oneTimePurchases = (0..<Int.random(in: 0...3, using: &random)).map { _ in purchaseView() }
         return view
