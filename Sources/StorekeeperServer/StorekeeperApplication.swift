@@ -257,6 +257,7 @@ public final class StorekeeperApplication: Sendable {
     ) -> some Service {
         Application(
             router: makeRouter(),
+            server: .http1OnConnectionEventLoops(),
             configuration: .init(
                 address: .hostname(host ?? configuration.server.host, port: port ?? configuration.server.port),
                 serverName: "storekeeper"
