@@ -59,6 +59,20 @@ import Testing
         }
     }
 
+    /// The reader reads the file through a memory map (`PRAGMA mmap_size`); the writer does not.
+    @Test func theReaderMapsTheFileAndTheWriterDoesNot() async throws {
+        @Sendable func mappedBytes(_ transaction: any StorageTransaction) async throws -> Int? {
+            let database = try #require(transaction as? SQLStorageTransaction).database
+            return try await database.raw("PRAGMA mmap_size").first()?.decode(column: "mmap_size", as: Int.self)
+        }
+        try await TestDatabase.withFresh(.sqlite) { storage, _ in
+            let reader = try await storage.read { try await mappedBytes($0) }
+            let writer = try await storage.transaction { try await mappedBytes($0) }
+            #expect(reader == 2_147_418_112)
+            #expect(writer == 0)
+        }
+    }
+
     @Test(arguments: Backend.available)
     func theCustomerComesWithItsConsent(_ backend: Backend) async throws {
         try await TestDatabase.withFresh(backend) { storage, _ in

@@ -204,6 +204,10 @@ final class SQLiteTransactionRunner: SQLTransactionRunner {
                 // A reader never writes: a write attempted on it fails instead of taking the lock.
                 try await database.raw("PRAGMA query_only = ON").run()
                 try await database.raw("PRAGMA cache_size = -65536").run()
+                // Reads the file through a read-only memory map (up to 2 GB, SQLite's limit on
+                // Linux) instead of a pread and a copy per page beyond the page cache: at a million
+                // customers the customer view's CPU fell from 471-479 to 383-397 µs per GET.
+                try await database.raw("PRAGMA mmap_size = 2147418112").run()
                 try await database.raw("PRAGMA busy_timeout = 5000").run()
                 return
             }
