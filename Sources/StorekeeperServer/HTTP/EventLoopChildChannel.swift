@@ -8,9 +8,10 @@ import StorekeeperStorage
 ///
 /// Why: on the pool, every request woke a pool thread when it arrived and woke the event loop again
 /// to write its answer. The customer-read profile (1,000 GET/s on SQLite) showed about a quarter of
-/// the server's CPU in those wake-ups and context switches. On its loop, a request is read, routed
-/// and answered on one thread; only the storage's own hops remain. The pool has as many threads as
-/// there are event loops, so work that computes (signature checks) has the same cores either way.
+/// the server's CPU in thread switches, most of them those wake-ups (the rest the storage's). On its
+/// loop, a request is read, routed and answered on one thread; only the storage's own hops remain.
+/// The pool has as many threads as there are event loops, so work that computes (signature checks)
+/// has the same cores either way.
 struct EventLoopChildChannel<Inner: ServerChildChannel>: ServerChildChannel {
     typealias Value = Inner.Value
 
