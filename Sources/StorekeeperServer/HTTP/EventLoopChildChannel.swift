@@ -30,11 +30,7 @@ struct EventLoopChildChannel<Inner: ServerChildChannel>: ServerChildChannel {
 
 extension HTTPServerBuilder {
     /// HTTP/1.1, each connection handled on its own event loop (``EventLoopChildChannel``).
-    static func http1OnConnectionEventLoops(
-        configuration: HTTP1Channel.Configuration = .init()
-    ) -> HTTPServerBuilder {
-        HTTPServerBuilder { responder in
-            EventLoopChildChannel(inner: HTTP1Channel(responder: responder, configuration: configuration))
-        }
+    static func http1OnConnectionEventLoops() -> HTTPServerBuilder {
+        HTTPServerBuilder { responder in EventLoopChildChannel(inner: HTTP1Channel(responder: responder)) }
     }
 }
