@@ -1,5 +1,6 @@
 import Foundation
 import Storekeeper
+import TestSupport
 import Testing
 
 @testable import StorekeeperStorage
@@ -451,6 +452,31 @@ import Testing
                 #expect(try await transaction.notification(store: .googlePlay, dedupeKey: "n-1") == group[3])
                 #expect(try await transaction.notification(store: .appStore, dedupeKey: "n-2") == group[4])
                 #expect(try await transaction.notificationCounts()[.pending] == 4)
+            }
+        }
+    }
+
+    /// Webhook groups committed at once, sharing keys in different orders: each key is new for
+    /// exactly one of them, and none fails.
+    @Test(arguments: Backend.available)
+    func concurrentGroupsSharingKeysStoreEachOnce(backend: Backend) async throws {
+        try await TestDatabase.withFresh(backend) { storage, _ async throws in
+            let keys = (0..<100).map { "shared-\($0)" }
+            var generator = SplitMix64(state: 18)
+            let groups = (0..<12).map { _ in keys.shuffled(using: &generator).map { makeNotification($0) } }
+            let outcomes = try await withThrowingTaskGroup(of: [(String, Bool)].self) { tasks in
+                for group in groups {
+                    tasks.addTask {
+                        let stored = try await storage.transaction { try await $0.insertNotifications(group) }
+                        return Array(zip(group.map(\.dedupeKey), stored))
+                    }
+                }
+                return try await tasks.reduce(into: [(String, Bool)]()) { $0 += $1 }
+            }
+            let newPerKey = Dictionary(grouping: outcomes.filter(\.1), by: \.0).mapValues(\.count)
+            #expect(newPerKey == Dictionary(uniqueKeysWithValues: keys.map { ($0, 1) }))
+            try await storage.transaction { transaction async throws in
+                #expect(try await transaction.notificationCounts()[.pending] == keys.count)
             }
         }
     }
