@@ -460,6 +460,33 @@ struct Harness {
         }
     }
 
+    /// Notifications done with delivery (never to be sent, delivered) are passed over by the scans
+    /// before each delivery; one still waiting for its retry, made before later ones that are
+    /// delivered at once, is not.
+    @Test func aRetryWaitingBehindLaterDeliveriesIsStillDelivered() async throws {
+        try await Harness.run { h in
+            try h.appStore.setNotificationURL(nil, bundleId: Harness.bundleId)
+            for _ in 0..<3 { _ = try h.appStore.purchase(customer: "kim", product: "coins.100") }
+            try h.appStore.setNotificationURL(h.receiver.url, bundleId: Harness.bundleId)
+            h.receiver.plan([500])
+            for _ in 0..<3 { _ = try h.appStore.purchase(customer: "kim", product: "coins.100") }
+            try await h.appStore.deliveriesSettled()
+            var history = h.appStore.notifications
+            #expect(history.map(\.status) == [.notSent, .notSent, .notSent, .pending, .delivered, .delivered])
+            #expect(h.receiver.received.count == 3)
+
+            try h.appStore.advance(by: 3_600)
+            try await h.appStore.deliveriesSettled()
+            history = h.appStore.notifications
+            #expect(history.map(\.status) == [.notSent, .notSent, .notSent, .delivered, .delivered, .delivered])
+            #expect(h.receiver.received.last == history[3].signedPayload)
+            _ = try h.appStore.purchase(customer: "kim", product: "coins.100")
+            try await h.appStore.deliveriesSettled()
+            #expect(h.receiver.received.count == 5)
+            #expect(h.receiver.received.last == h.appStore.notifications.last?.signedPayload)
+        }
+    }
+
     @Test func deliveryGivesUpAfterFiveRetries() async throws {
         try await Harness.run { h in
             h.receiver.plan(Array(repeating: 503, count: 10))

@@ -96,6 +96,9 @@ public final class AppStoreSimulation: Sendable {
         var subscriptions: [String: SubscriptionRecord] = [:]
         var transactions: [String: TransactionRecord] = [:]
         var notifications: [NotificationRecord] = []
+        /// How many of the first notifications are done with delivery (not pending, none in
+        /// flight): the delivery scan starts after them (``settleDeliveredPrefix()``).
+        var settledNotifications = 0
         var pendingFaults: [DeliveryFault] = []
         var ids: IdentifierGenerator
         var signer: AppStoreSigner?

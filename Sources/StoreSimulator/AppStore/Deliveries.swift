@@ -39,7 +39,8 @@ extension AppStoreSimulation {
             await deliverDue()
             let now = clock.now()
             return !state.withLock { state in
-                state.notifications.contains(where: \.inFlight) || state.nextDelivery(now: now) != nil
+                state.settleDeliveredPrefix()
+                return state.hasDeliveryInFlight || state.nextDelivery(now: now) != nil
             }
         }
     }
@@ -67,8 +68,8 @@ extension AppStoreSimulation {
     private func takeDelivery() -> DeliveryJob? {
         let now = clock.now()
         return state.withLock { state in
-            guard !state.notifications.indices.contains(where: { state.notifications[$0].inFlight }),
-                let index = state.nextDelivery(now: now),
+            state.settleDeliveredPrefix()
+            guard !state.hasDeliveryInFlight, let index = state.nextDelivery(now: now),
                 let url = state.notifications[index].url
             else { return nil }
             state.notifications[index].inFlight = true
@@ -104,16 +105,34 @@ extension AppStoreSimulation {
 }
 
 extension AppStoreSimulation.State {
+    /// Moves ``settledNotifications`` past the notifications now done with delivery (delivered,
+    /// dropped, failed, or never to be sent). A notification never becomes pending again, so
+    /// each is passed over once, and the scans before every delivery (every poll, 50 times a
+    /// second) cover only the notifications still to deliver, not every one made so far (1.4 % of
+    /// the ingest benchmark's process CPU with 8,000 made, none of them to deliver).
+    mutating func settleDeliveredPrefix() {
+        while settledNotifications < notifications.count,
+            notifications[settledNotifications].notification.status != .pending,
+            !notifications[settledNotifications].inFlight
+        {
+            settledNotifications += 1
+        }
+    }
+
+    var hasDeliveryInFlight: Bool {
+        notifications.indices[settledNotifications...].contains { notifications[$0].inFlight }
+    }
+
     /// The index of the notification to attempt next, if one is due: earliest due date, then
     /// creation order. A notification held back by a reorder fault waits until a later one has
     /// been attempted.
     func nextDelivery(now: Date) -> Int? {
         // Fields are read in place (`notifications[index].…`), never by copying a whole record:
-        // this runs before every delivery over every notification made so far, and copying each
-        // (retaining its strings) was 12% of a busy benchmark's CPU.
+        // this runs before every delivery over every notification not yet settled, and copying
+        // each (retaining its strings) was 12% of a busy benchmark's CPU.
         var best: Int?
         var bestDue: Date?
-        for index in notifications.indices {
+        for index in notifications.indices[settledNotifications...] {
             guard notifications[index].notification.status == .pending, notifications[index].url != nil,
                 let due = notifications[index].notification.nextAttemptDate, due <= now
             else { continue }
