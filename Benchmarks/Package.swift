@@ -54,6 +54,8 @@ let package = Package(
             name: "JSONBodies",
             dependencies: [
                 .product(name: "Storekeeper", package: "storekeeper"),
+                .product(name: "StorekeeperServer", package: "storekeeper"),
+                .product(name: "AppStoreServer", package: "storekeeper"),
                 .product(name: "Benchmark", package: "package-benchmark"),
             ],
             path: "JSONBodies",

@@ -1,12 +1,17 @@
+import AppStoreServer
 import Benchmark
 import Foundation
 import Storekeeper
+@_spi(Benchmarks) import StorekeeperServer
 
-// The two JSON bodies Storekeeper writes by hand, each next to the JSONEncoder it replaced (built
-// as EventWriter's and the API's: `.iso8601` dates, `.sortedKeys`), on a typical value:
+// The JSON Storekeeper writes by hand, each next to the JSONEncoder it replaced (built as
+// EventWriter's and the API's: `.iso8601` dates, `.sortedKeys`; the record's as `AppStoreJSON`'s),
+// on a typical value:
 // `event-json` / `event-json-encoder`: a renewal event with two entitlements, as EventWriter stores
 // and delivers it; `customer-view-json` / `customer-view-json-encoder`: GET /v1/customers/{id} for
-// a customer with two subscriptions, a consumable, two entitlements, two balances and a consent.
+// a customer with two subscriptions, a consumable, two entitlements, two balances and a consent;
+// `notification-payload-json` / `notification-payload-json-encoder`: an App Store notification's
+// payload without its signed strings, as every webhook keeps it with the stored row.
 // The test suites check that both write the same bytes; here each pair says what that saves.
 let benchmarks: @Sendable () -> Void = {
     let configuration = Benchmark.Configuration(
@@ -38,6 +43,22 @@ let benchmarks: @Sendable () -> Void = {
     Benchmark("event-json-encoder", configuration: configuration) { benchmark in
         for _ in benchmark.scaledIterations {
             blackHole(try encoder.encode(event))
+        }
+    }
+    let payload = NotificationPayload(
+        notificationType: .oneTimeCharge, notificationUUID: "4A0F5C1E-6D8B-4F7E-9B1A-2C3D4E5F6A7B", version: "2.0",
+        signedDate: Date(timeIntervalSince1970: 1_795_770_903.123),
+        data: NotificationData(
+            appAppleId: 1_234_567_890, bundleId: "com.example.app", bundleVersion: "42", environment: .production))
+    let appStoreEncoder = AppStoreJSON.makeEncoder()
+    Benchmark("notification-payload-json", configuration: configuration) { benchmark in
+        for _ in benchmark.scaledIterations {
+            blackHole(try NotificationPayloadJSON.data(payload))
+        }
+    }
+    Benchmark("notification-payload-json-encoder", configuration: configuration) { benchmark in
+        for _ in benchmark.scaledIterations {
+            blackHole(try appStoreEncoder.encode(payload))
         }
     }
     Benchmark("customer-view-json", configuration: configuration) { benchmark in

@@ -1,4 +1,4 @@
-import Foundation
+package import Foundation
 import StoreCore
 
 /// Writes JSON as Foundation's JSONEncoder does with `.sortedKeys` and `.iso8601`, for the bodies
@@ -15,7 +15,7 @@ import StoreCore
 /// It writes into a fixed buffer rather than an array: appending byte by byte to an array checks
 /// its uniqueness each time. Every write checks the space left; one that does not fit marks the
 /// writer full and writes nothing more, and ``data(capacity:_:)`` starts again with more room.
-struct SortedKeysJSONWriter {
+package struct SortedKeysJSONWriter {
     private let buffer: UnsafeMutableBufferPointer<UInt8>
     private var count = 0
     private var isFull = false
@@ -28,7 +28,7 @@ struct SortedKeysJSONWriter {
 
     /// What `write` writes, starting with room for `capacity` bytes (enough for a typical body;
     /// a longer one is written again into a buffer four times larger).
-    static func data(capacity: Int, _ write: (inout SortedKeysJSONWriter) throws -> Void) rethrows -> Data {
+    package static func data(capacity: Int, _ write: (inout SortedKeysJSONWriter) throws -> Void) rethrows -> Data {
         var capacity = capacity
         while true {
             let data = try withUnsafeTemporaryAllocation(of: UInt8.self, capacity: capacity) { buffer in
@@ -43,18 +43,18 @@ struct SortedKeysJSONWriter {
 
     // MARK: Objects
 
-    mutating func beginObject() {
+    package mutating func beginObject() {
         append(UInt8(ascii: "{"))
         atObjectStart = true
     }
 
-    mutating func endObject() {
+    package mutating func endObject() {
         append(UInt8(ascii: "}"))
         atObjectStart = false
     }
 
     /// `"key":`, after a comma unless it is the object's first member. Keys are plain ASCII names.
-    mutating func key(_ name: StaticString) {
+    package mutating func key(_ name: StaticString) {
         separateMember()
         append(UInt8(ascii: "\""))
         name.withUTF8Buffer { append($0) }
@@ -68,20 +68,20 @@ struct SortedKeysJSONWriter {
         atObjectStart = false
     }
 
-    mutating func member(_ name: StaticString, _ value: String?) {
+    package mutating func member(_ name: StaticString, _ value: String?) {
         guard let value else { return }
         key(name)
         write(value)
     }
 
     /// Identifiers and enums: RawRepresentable's Codable encodes the bare raw value.
-    mutating func member<Value: RawRepresentable<String>>(_ name: StaticString, _ value: Value?) {
+    package mutating func member<Value: RawRepresentable<String>>(_ name: StaticString, _ value: Value?) {
         guard let value else { return }
         key(name)
         write(value.rawValue)
     }
 
-    mutating func member(_ name: StaticString, _ value: Int?) {
+    package mutating func member(_ name: StaticString, _ value: Int?) {
         guard let value else { return }
         key(name)
         write(value)
@@ -106,7 +106,8 @@ struct SortedKeysJSONWriter {
     }
 
     /// An array of `elements`, each written by `write`.
-    mutating func array<Element>(_ elements: [Element], _ write: (inout Self, Element) throws -> Void) rethrows {
+    package mutating func array<Element>(_ elements: [Element], _ write: (inout Self, Element) throws -> Void) rethrows
+    {
         append(UInt8(ascii: "["))
         for (index, element) in elements.enumerated() {
             if index > 0 { append(UInt8(ascii: ",")) }
@@ -115,7 +116,7 @@ struct SortedKeysJSONWriter {
         append(UInt8(ascii: "]"))
     }
 
-    mutating func member(_ name: StaticString, _ strings: [String]) {
+    package mutating func member(_ name: StaticString, _ strings: [String]) {
         key(name)
         array(strings) { $0.write($1) }
     }
@@ -161,7 +162,7 @@ struct SortedKeysJSONWriter {
         text.withUTF8Buffer { append($0) }
     }
 
-    mutating func write(_ string: String) {
+    package mutating func write(_ string: String) {
         append(UInt8(ascii: "\""))
         var string = string
         string.withUTF8 { utf8 in
@@ -197,7 +198,7 @@ struct SortedKeysJSONWriter {
         }
     }
 
-    mutating func write(_ value: Int) {
+    package mutating func write(_ value: Int) {
         // The magnitude, so Int.min needs no special case.
         var magnitude = value.magnitude
         var digits = 1

@@ -6,19 +6,14 @@ import Foundation
 /// conventions, without the signed strings they were verified from (the body still has them).
 ///
 /// The record is `VerifiedNotification`'s JSON. Only the notification's own payload, without its
-/// signed strings, is encoded; the nested payloads (transaction, renewal info, app transaction) go
-/// in as the JSON they were signed as. Encoding the decoded structs again was 4.9% of the ingest
-/// profile, for JSON the verifier had just decoded.
+/// signed strings, is encoded (``NotificationPayloadJSON``); the nested payloads (transaction,
+/// renewal info, app transaction) go in as the JSON they were signed as. Encoding the decoded
+/// structs again was 4.9% of the ingest profile, for JSON the verifier had just decoded.
 enum VerifiedNotificationRecord {
     static func encode(
         _ notification: VerifiedNotification, nestedJSON: VerifiedNotification.NestedJSON
     ) throws(ServerError) -> Data {
-        let payload: Data
-        do {
-            payload = try AppStoreJSON.makeEncoder().encode(notification.payload.withoutSignedFields)
-        } catch {
-            throw ServerError(.malformedPayload, "the verified notification cannot be stored: \(error)")
-        }
+        let payload = try NotificationPayloadJSON.data(notification.payload.withoutSignedFields)
         var record = Data(#"{"payload":"#.utf8)
         record.append(payload)
         for (key, json) in [
