@@ -3,7 +3,7 @@ import Foundation
 import TestSupport
 import Testing
 
-@testable import StorekeeperServer
+@_spi(Benchmarks) @testable import StorekeeperServer
 
 /// The kept record's payload JSON, written by hand, is byte for byte what `AppStoreJSON`'s
 /// encoder writes (which `AppStoreJSON`'s decoder reads back).
