@@ -126,14 +126,13 @@ public struct AppStoreAdapter: StoreAdapter, TranslatesStoreErrors {
     func verifiedNotificationKeepingJSON(body: Data) async throws(ServerError)
         -> (notification: VerifiedNotification, nestedJSON: VerifiedNotification.NestedJSON)
     {
-        struct Body: Decodable { var signedPayload: String }
-        guard let decoded = try? JSONDecoder().decode(Body.self, from: body) else {
+        guard let signedPayload = NotificationRequestBody.signedPayload(body) else {
             throw ServerError(.malformedPayload, "the body is not {\"signedPayload\": \"<JWS>\"}")
         }
         return try await translating {
             // Read once: the claimed app and environment pick the verifier, which checks the same
             // decoded payload.
-            let unverified = try UnverifiedSignedData(parsing: decoded.signedPayload, as: NotificationPayload.self)
+            let unverified = try UnverifiedSignedData(parsing: signedPayload, as: NotificationPayload.self)
             return try await apps.verifier(for: unverified.claimedIdentity()).verifyNotificationKeepingJSON(unverified)
         }
     }
