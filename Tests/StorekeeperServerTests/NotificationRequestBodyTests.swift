@@ -44,6 +44,27 @@ import Testing
         }
     }
 
+    /// The eight-bytes-at-a-time test flags a word exactly when one of its bytes is a quote, a
+    /// backslash, a control character, DEL or not ASCII: every byte value at every position, among
+    /// plain token bytes and among other special ones.
+    @Test func aWordNeedsALookExactlyWhenOneOfItsBytesDoes() {
+        func special(_ byte: UInt8) -> Bool {
+            byte < 0x20 || byte >= 0x7F || byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\")
+        }
+        for filler in [UInt8(ascii: "A"), UInt8(ascii: "."), UInt8(ascii: "_"), 0x20, 0x7E, 0x00, 0xFF, 0x22] {
+            for byte in UInt8.min...UInt8.max {
+                for position in 0..<8 {
+                    var bytes = [UInt8](repeating: filler, count: 8)
+                    bytes[position] = byte
+                    let word = bytes.withUnsafeBytes { $0.loadUnaligned(as: UInt64.self) }
+                    #expect(
+                        NotificationRequestBody.needsALook(word) == (special(byte) || special(filler)),
+                        "byte \(byte) at \(position) among \(filler)")
+                }
+            }
+        }
+    }
+
     /// 20,000 bodies cut, spliced and altered from Apple's shape: wherever the direct reading
     /// answers, JSONDecoder answers the same; the body's answer is always JSONDecoder's.
     @Test func mutatedBodiesNeverDisagreeWithJSONDecoder() {

@@ -43,17 +43,39 @@ enum NotificationRequestBody {
         guard consume(":") else { return nil }
         skipWhitespace()
         guard consume("\"") else { return nil }
+        // The token's bytes, eight at a time while none of them needs a look (a byte at a time it
+        // was 10 µs for a typical 8.6 KB body, 1.1 % of the ingest benchmark's process).
         let start = index
-        while index < bytes.count, bytes[index] != UInt8(ascii: "\"") {
-            guard bytes[index] >= 0x20, bytes[index] < 0x7F, bytes[index] != UInt8(ascii: "\\") else { return nil }
-            index += 1
+        var end = start
+        while bytes.count - end >= 8, !Self.needsALook(bytes.loadUnaligned(fromByteOffset: end, as: UInt64.self)) {
+            end += 8
         }
-        let end = index
+        while end < bytes.count {
+            let byte = bytes[end]
+            if byte == UInt8(ascii: "\"") { break }
+            guard byte >= 0x20, byte < 0x7F, byte != UInt8(ascii: "\\") else { return nil }
+            end += 1
+        }
+        index = end
         guard consume("\"") else { return nil }
         skipWhitespace()
         guard consume("}") else { return nil }
         skipWhitespace()
         guard index == bytes.count else { return nil }
         return String(decoding: UnsafeRawBufferPointer(rebasing: bytes[start..<end]), as: UTF8.self)
+    }
+
+    /// Whether any of the eight bytes of `word` is a quote, a backslash, a control character or not
+    /// ASCII (or DEL): each test sets the high bit of the bytes it matches (a byte below `n` has
+    /// its high bit set by `byte - n` only if it had none, and `x ^ c` is zero where `x == c`).
+    static func needsALook(_ word: UInt64) -> Bool {
+        let ones: UInt64 = 0x0101_0101_0101_0101
+        let highs: UInt64 = 0x8080_8080_8080_8080
+        func below(_ limit: UInt8, _ value: UInt64) -> UInt64 { (value &- ones &* UInt64(limit)) & ~value & highs }
+        func equal(_ byte: UInt8, _ value: UInt64) -> UInt64 { below(1, value ^ (ones &* UInt64(byte))) }
+        let special =
+            (word & highs) | below(0x20, word) | equal(UInt8(ascii: "\""), word) | equal(UInt8(ascii: "\\"), word)
+            | equal(0x7F, word)
+        return special != 0
     }
 }
