@@ -2,7 +2,7 @@ import Foundation
 import TestSupport
 import Testing
 
-@testable import StorekeeperServer
+@_spi(Benchmarks) @testable import StorekeeperServer
 
 /// The App Store notification body's signed payload: read directly when Apple's shape, and for
 /// every body the answer JSONDecoder gives.

@@ -1,4 +1,4 @@
-import Foundation
+public import Foundation
 
 /// The App Store's notification request body, `{"signedPayload": "<JWS>"}`.
 ///
@@ -6,9 +6,9 @@ import Foundation
 /// is) is read directly; any other shape goes to JSONDecoder, so every body gets JSONDecoder's
 /// answer. JSONDecoder on every 8 KB body was 2 % of the ingest benchmark's process, most of it
 /// scanning the token twice (once to index the document, once to copy the string).
-enum NotificationRequestBody {
+@_spi(Benchmarks) public enum NotificationRequestBody {
     /// The signed payload, or nil when the body is not such an object.
-    static func signedPayload(_ body: Data) -> String? {
+    public static func signedPayload(_ body: Data) -> String? {
         if let payload = body.withUnsafeBytes({ plainSignedPayload(UnsafeRawBufferPointer($0)) }) {
             return payload
         }
