@@ -1,3 +1,4 @@
+import Foundation
 import Logging
 import NIOCore
 import NIOPosix
@@ -45,10 +46,29 @@ struct SQLiteHandleDatabase: SQLDatabase {
         if logger.logLevel <= .trace {
             logger.trace("Executing query", metadata: ["sql": "\(serializer.sql)"])
         }
-        let binds = try serializer.binds.map { try encoder.encode($0) }
+        let binds = try serializer.binds.map { try Self.sqliteData($0, encoder: encoder) }
         let decoder = self.decoder
         try handle.execute(serializer.sql, binds) { row in
             onRow(SQLiteHandleSQLRow(row: row, decoder: decoder))
+        }
+    }
+}
+
+extension SQLiteHandleDatabase {
+    /// A bound value as SQLiteKit's encoder converts it. The types Storekeeper binds are matched
+    /// directly; SQLiteKit finds them by a cast to `any SQLiteDataConvertible`, a conformance search
+    /// in the Swift runtime for each value, and encodes optionals through `Encoder` (together 1.6 %
+    /// of the ingest benchmark's process, on the writer's thread). A cast to a concrete type also
+    /// unwraps an optional that holds one; nil and every other type go to the encoder.
+    static func sqliteData(_ bind: any Encodable & Sendable, encoder: SQLiteDataEncoder) throws -> SQLiteData {
+        switch bind {
+        case let value as String: .text(value)
+        case let value as Int: .integer(value)
+        case let value as Int64: .integer(Int(value))
+        case let value as Double: .float(value)
+        case let value as Bool: .integer(value ? 1 : 0)
+        case let value as Data: .blob(ByteBuffer(bytes: value))
+        default: try encoder.encode(bind)
         }
     }
 }
