@@ -1,4 +1,3 @@
-import Foundation
 import Logging
 import NIOCore
 import PostgresKit
@@ -37,15 +36,7 @@ struct ConnectionLossAwareDatabase: SQLDatabase {
             guard !connection.isClosed else {
                 return connection.eventLoop.makeFailedFuture(Self.connectionLost)
             }
-            var serializer = SQLSerializer(database: base)
-            query.serialize(to: &serializer)
-            guard let bindings = Self.bindings(serializer.binds) else { return base.execute(sql: query, onRow) }
-            if let level = base.queryLogLevel {
-                base.logger.log(level: level, "Executing query", metadata: ["sql": "\(serializer.sql)"])
-            }
-            return connection.query(PostgresQuery(unsafeSQL: serializer.sql, binds: bindings), logger: base.logger) {
-                onRow($0.sql())
-            }.map { _ in }
+            return base.execute(sql: query, onRow)
         }
         // A transaction's body usually runs on this event loop already (EventLoopTaskExecutor).
         return connection.eventLoop.inEventLoop ? handOver() : connection.eventLoop.flatSubmit(handOver)
@@ -56,51 +47,4 @@ struct ConnectionLossAwareDatabase: SQLDatabase {
     }
 
     static let connectionLost = StorageError(.unavailable, "the PostgreSQL connection was lost")
-
-    /// The binds as PostgresKit binds them, when all are of the types Storekeeper binds (or nil);
-    /// nil otherwise, and PostgresKit binds them. PostgresKit finds each value's encoding by casts
-    /// to an optional and to `any PostgresThrowingDynamicTypeEncodable`, a conformance search in
-    /// the Swift runtime per value (1.7 % of the ingest benchmark's process); a cast to each
-    /// concrete type is a comparison, and binds it as the same PostgreSQL type.
-    static func bindings(_ binds: [any Encodable & Sendable]) -> PostgresBindings? {
-        var bindings = PostgresBindings(capacity: binds.count)
-        for bind in binds {
-            switch bind {
-            case let value as String: bindings.append(value)
-            case let value as Int: bindings.append(value)
-            case let value as Int64: bindings.append(value)
-            case let value as Double: bindings.append(value)
-            case let value as Bool: bindings.append(value)
-            case let value as Data: bindings.append(ByteBuffer(bytes: value))
-            case let optional as any OptionalBind where optional.isNone:
-                // PostgresKit binds a nil as a NULL of the wrapped type.
-                guard let type = type(of: optional).wrappedPostgresType else { return nil }
-                bindings.append(PostgresData(type: type, value: nil))
-            default: return nil
-            }
-        }
-        return bindings
-    }
-}
-
-/// A bound optional, to tell nil from a value (a cast to a concrete type unwraps a value) and
-/// to type its NULL.
-protocol OptionalBind {
-    var isNone: Bool { get }
-    /// The PostgreSQL type of the types bound directly; nil for any other.
-    static var wrappedPostgresType: PostgresDataType? { get }
-}
-
-extension Optional: OptionalBind {
-    var isNone: Bool { self == nil }
-
-    static var wrappedPostgresType: PostgresDataType? {
-        if Wrapped.self == String.self { return String.psqlType }
-        if Wrapped.self == Int.self { return Int.psqlType }
-        if Wrapped.self == Int64.self { return Int64.psqlType }
-        if Wrapped.self == Double.self { return Double.psqlType }
-        if Wrapped.self == Bool.self { return Bool.psqlType }
-        if Wrapped.self == Data.self { return Data.psqlType }
-        return nil
-    }
 }
