@@ -1,7 +1,5 @@
 import Foundation
 import SQLKit
-import SQLiteKit
-import SQLiteNIO
 import Synchronization
 import Testing
 
@@ -10,22 +8,6 @@ import Testing
 /// The SQLite connection layer below the storage: the writer's two-lane gate and the direct
 /// statement runner (its statement cache and value round trips).
 @Suite struct SQLiteConnectionTests {
-    /// Bound values converted directly are what SQLiteKit's encoder makes of them, optionals and
-    /// nil included; other types still go to the encoder.
-    @Test func boundValuesConvertAsSQLiteKitsEncoderConvertsThem() throws {
-        let encoder = SQLiteDataEncoder()
-        let values: [any Encodable & Sendable] = [
-            "", "text é 😀", String?.some("x"), String?.none, Int.min, Int.max, 0, Int?.some(-3), Int?.none,
-            Int64.min, Int64.max, Int64?.some(42), Int64?.none, 0.0, -1.5, Double.greatestFiniteMagnitude,
-            Double?.some(2.25), true, false, Bool?.some(true), Data(), Data([0, 1, 255]), Data?.some(Data([7])),
-            Data?.none, UUID(), Date(timeIntervalSince1970: 1_795_770_903.5), Int32(7), [1, 2],
-        ]
-        for value in values {
-            #expect(
-                try SQLiteHandleDatabase.sqliteData(value, encoder: encoder) == encoder.encode(value), "\(value)")
-        }
-    }
-
     /// Urgent waiters (flushed commits someone waits for) go before background ones, but a
     /// background waiter still gets every fifth turn while both lanes wait.
     @Test func urgentWaitersGoFirstWithoutStarvingBackgroundWork() async throws {

@@ -1,4 +1,3 @@
-import Foundation
 import Logging
 import NIOCore
 import NIOPosix
@@ -46,42 +45,12 @@ struct SQLiteHandleDatabase: SQLDatabase {
         if logger.logLevel <= .trace {
             logger.trace("Executing query", metadata: ["sql": "\(serializer.sql)"])
         }
-        let binds = try serializer.binds.map { try Self.sqliteData($0, encoder: encoder) }
+        let binds = try serializer.binds.map { try encoder.encode($0) }
         let decoder = self.decoder
         try handle.execute(serializer.sql, binds) { row in
             onRow(SQLiteHandleSQLRow(row: row, decoder: decoder))
         }
     }
-}
-
-extension SQLiteHandleDatabase {
-    /// A bound value as SQLiteKit's encoder converts it. The types Storekeeper binds are matched
-    /// directly; SQLiteKit finds them by a cast to `any SQLiteDataConvertible`, a conformance search
-    /// in the Swift runtime for each value, and encodes optionals through `Encoder` (together 1.6 %
-    /// of the ingest benchmark's process, on the writer's thread; 0.5 % with all but nil matched). A
-    /// cast to a concrete type also unwraps an optional that holds one; a nil is NULL, as the
-    /// encoder makes it; every other type goes to the encoder.
-    static func sqliteData(_ bind: any Encodable & Sendable, encoder: SQLiteDataEncoder) throws -> SQLiteData {
-        switch bind {
-        case let value as String: .text(value)
-        case let value as Int: .integer(value)
-        case let value as Int64: .integer(Int(value))
-        case let value as Double: .float(value)
-        case let value as Bool: .integer(value ? 1 : 0)
-        case let value as Data: .blob(ByteBuffer(bytes: value))
-        case let optional as any OptionalBind where optional.isNone: .null
-        default: try encoder.encode(bind)
-        }
-    }
-}
-
-/// A bound optional, to tell nil from a value (a cast to a concrete type unwraps a value).
-protocol OptionalBind {
-    var isNone: Bool { get }
-}
-
-extension Optional: OptionalBind {
-    var isNone: Bool { self == nil }
 }
 
 /// One result row of a ``SQLiteHandle`` statement.
