@@ -9,7 +9,7 @@ public import Foundation
 @_spi(Benchmarks) public enum NotificationRequestBody {
     /// The signed payload, or nil when the body is not such an object.
     public static func signedPayload(_ body: Data) -> String? {
-        if let payload = body.withUnsafeBytes({ plainSignedPayload(UnsafeRawBufferPointer($0)) }) {
+        if let payload = body.withUnsafeBytes(plainSignedPayload) {
             return payload
         }
         struct Body: Decodable { var signedPayload: String }
