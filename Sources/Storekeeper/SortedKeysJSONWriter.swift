@@ -3,7 +3,8 @@ import StoreCore
 
 /// Writes JSON as Foundation's JSONEncoder does with `.sortedKeys` and `.iso8601`, for the bodies
 /// written often enough that the encoder's generic machinery shows in profiles (events, the
-/// customer view); each type's own writer lists its members in this order:
+/// customer view, and with dates as milliseconds the App Store record's payload); each type's own
+/// writer lists its members in this order:
 /// - members in the UTF-8 byte order of their keys (so `refundRequestStatus` comes before
 ///   `refundedShare`), nil optionals left out, no whitespace; a dictionary's keys the same way;
 /// - strings escape `"`, `\` and `/`; `\b \t \n \f \r` by name, other bytes below 0x20 as `\u00xx`
