@@ -1,4 +1,6 @@
 import Foundation
+import Logging
+import NIOPosix
 import SQLKit
 import Synchronization
 import Testing
@@ -70,6 +72,41 @@ import Testing
         }
         #expect(count == commits * rowsPerCommit)
         try await storage.close()
+    }
+
+    /// SQLite runs one checkpoint at a time. Past the inline bound the writer waits for a running
+    /// checkpoint and then checkpoints itself: finding it busy and going on let the WAL grow for as
+    /// long as that checkpoint took.
+    @Test func pastTheBoundTheWriterWaitsForTheRunningCheckpointThenCheckpointsItself() async throws {
+        let (checkpointerThread, writerThread) = (NIOThreadPool(numberOfThreads: 1), NIOThreadPool(numberOfThreads: 1))
+        checkpointerThread.start()
+        writerThread.start()
+        let release = DispatchSemaphore(value: 0)
+        let events = EntryOrder()
+        let checkpointer = SQLiteCheckpointer(
+            threadPool: checkpointerThread, logger: Logger(label: "test"),
+            checkpoint: {
+                events.append("running")
+                release.wait()
+                events.append("ended")
+                return 1
+            }, closeConnection: {})
+        // Asks for a checkpoint on the checkpointer's thread; too few frames to checkpoint inline.
+        checkpointer.writerCommitted(walFrames: SQLiteCheckpointer.framesPerCheckpoint) { events.append("inline") }
+        while events.names.isEmpty { try await Task.sleep(for: .milliseconds(1)) }
+        let writer = Task {
+            try await writerThread.runIfActive {
+                checkpointer.writerCommitted(walFrames: SQLiteCheckpointer.inlineFrames) { events.append("inline") }
+            }
+        }
+        try await Task.sleep(for: .milliseconds(100))
+        #expect(events.names == ["running"])
+        release.signal()
+        try await writer.value
+        #expect(events.names == ["running", "ended", "inline"])
+        #expect(checkpointer.completedCheckpoints == 1)
+        try await checkpointer.close()
+        try await writerThread.shutdownGracefully()
     }
 
     @Test func valuesRoundTripAndCachedStatementsRebindEveryParameter() async throws {

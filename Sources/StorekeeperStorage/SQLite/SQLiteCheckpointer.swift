@@ -1,3 +1,4 @@
+import Dispatch
 import Logging
 import NIOPosix
 import Synchronization
@@ -11,7 +12,10 @@ import Synchronization
 /// WAL has grown; every 1,000 pages this connection checkpoints passively (it waits for no one and
 /// no one waits for it) on another core. A passive checkpoint cannot restart a WAL that is written
 /// while it copies, so past ``inlineFrames`` the writer checkpoints itself too, as SQLite would:
-/// that copies the little left and lets the next commit start the WAL from its beginning.
+/// that copies the little left and lets the next commit start the WAL from its beginning. SQLite
+/// runs one checkpoint at a time, so the writer first waits for a running one here: skipping its
+/// own then (busy) let the WAL grow for as long as this one took, 40 % past the bound on a loaded
+/// host.
 final class SQLiteCheckpointer: Sendable {
     /// Pages written since the last request before another checkpoint is asked for (SQLite's own
     /// automatic checkpoint threshold).
@@ -27,15 +31,24 @@ final class SQLiteCheckpointer: Sendable {
         var requestedAgain = false
         var closed = false
         var completed = 0
+        /// The writer, waiting past ``inlineFrames`` for the running checkpoint to end.
+        var writerWaiting: DispatchSemaphore?
     }
 
-    private let handle: SQLiteHandle
+    /// A passive checkpoint on this connection: frames now in the database file, nil if busy.
+    private let checkpoint: @Sendable () throws -> Int?
+    private let closeConnection: @Sendable () throws -> Void
     private let threadPool: NIOThreadPool
     private let state = Mutex(State())
     private let logger: Logger
 
-    private init(handle: SQLiteHandle, threadPool: NIOThreadPool, logger: Logger) {
-        self.handle = handle
+    /// `checkpoint` and `closeConnection` run on `threadPool`'s one thread.
+    init(
+        threadPool: NIOThreadPool, logger: Logger, checkpoint: @escaping @Sendable () throws -> Int?,
+        closeConnection: @escaping @Sendable () throws -> Void
+    ) {
+        self.checkpoint = checkpoint
+        self.closeConnection = closeConnection
         self.threadPool = threadPool
         self.logger = logger
     }
@@ -66,7 +79,9 @@ final class SQLiteCheckpointer: Sendable {
                 try await threadPool.shutdownGracefully()
                 return nil
             }
-            return SQLiteCheckpointer(handle: handle, threadPool: threadPool, logger: logger)
+            return SQLiteCheckpointer(
+                threadPool: threadPool, logger: logger, checkpoint: { try handle.checkpoint() },
+                closeConnection: { try handle.close() })
         } catch {
             try? await threadPool.shutdownGracefully()
             throw StorageError(.unavailable, "cannot open SQLite database at \(path): \(errors.translate(error))")
@@ -92,21 +107,35 @@ final class SQLiteCheckpointer: Sendable {
             return true
         }
         if startsRunning { threadPool.submit { [self] _ in checkpointUntilNoneRequested() } }
-        if walFrames >= Self.inlineFrames { checkpointInline() }
+        guard walFrames >= Self.inlineFrames else { return }
+        let runningCheckpointEnded = state.withLock { state -> DispatchSemaphore? in
+            guard state.running else { return nil }
+            let semaphore = DispatchSemaphore(value: 0)
+            state.writerWaiting = semaphore
+            return semaphore
+        }
+        // Blocks the writer's thread, as the inline checkpoint itself does; nothing else can start
+        // a checkpoint here meanwhile, since only this thread asks for them.
+        runningCheckpointEnded?.wait()
+        checkpointInline()
     }
 
     /// Runs on the checkpointer's thread.
     private func checkpointUntilNoneRequested() {
         while true {
             do {
-                if let copied = try handle.checkpoint(), copied > 0 { state.withLock { $0.completed += 1 } }
+                if let copied = try checkpoint(), copied > 0 { state.withLock { $0.completed += 1 } }
             } catch {
                 // The writer's inline checkpoint still bounds the WAL.
                 logger.warning("SQLite checkpoint failed", metadata: ["error": "\(error)"])
             }
             let again = state.withLock { state -> Bool in
-                guard state.requestedAgain, !state.closed else {
+                // A waiting writer checkpoints inline next, which copies what was asked for.
+                guard state.requestedAgain, !state.closed, state.writerWaiting == nil else {
                     state.running = false
+                    state.requestedAgain = false
+                    state.writerWaiting?.signal()
+                    state.writerWaiting = nil
                     return false
                 }
                 state.requestedAgain = false
@@ -119,7 +148,7 @@ final class SQLiteCheckpointer: Sendable {
     deinit {
         // Dropped without close(): nothing can request a checkpoint any more.
         if !state.withLock({ $0.closed }) {
-            try? handle.close()
+            try? closeConnection()
             threadPool.shutdownGracefully { _ in }
         }
     }
@@ -127,9 +156,9 @@ final class SQLiteCheckpointer: Sendable {
     /// Waits for a running checkpoint, then closes the connection.
     func close() async throws {
         state.withLock { $0.closed = true }
-        let handle = self.handle
+        let closeConnection = self.closeConnection
         // Submitted after any running checkpoint on the same single thread, so it waits for it.
-        try await threadPool.runIfActive { try handle.close() }
+        try await threadPool.runIfActive { try closeConnection() }
         try await threadPool.shutdownGracefully()
     }
 }
