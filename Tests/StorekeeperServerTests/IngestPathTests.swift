@@ -226,6 +226,38 @@ import Testing
 }
 
 extension IngestPathTests {
+    /// However large the batch, it leases at most ``NotificationInbox/leasedPerBatch`` of the
+    /// notifications that need a store API call (each a call after the commit, one after another,
+    /// within one lease); the rest stay due, untouched, for the next claim.
+    @Test(arguments: ServerBackend.available) func aBatchLeasesNoMoreThanItsAPICallsHaveTimeFor(
+        _ backend: ServerBackend
+    ) async throws {
+        try await ServerHarness.run(on: backend, processing: Self.processing) { h in
+            let inbox = h.application.inbox
+            let extra = 10
+            let count = NotificationInbox.leasedPerBatch + extra
+            try await h.storage.transaction { transaction in
+                for index in 0..<count {
+                    // Not a push Google's adapter can read: each leased one fails when interpreted.
+                    _ = try await transaction.insertNotification(
+                        InboxNotification(
+                            store: .googlePlay, dedupeKey: "push-\(index)", body: Data("{}".utf8),
+                            receivedAt: inbox.clock.now()))
+                }
+            }
+            #expect(try await inbox.processDue(limit: 4 * count) == count)
+            let (failed, untouched) = try await h.storage.transaction { transaction in
+                (
+                    try await transaction.notifications(status: .failed, limit: 1000),
+                    try await transaction.notifications(status: .pending, limit: 1000)
+                )
+            }
+            #expect(failed.count == NotificationInbox.leasedPerBatch)
+            #expect(untouched.count == extra)
+            #expect(untouched.allSatisfy { $0.attempts == 0 })
+        }
+    }
+
     /// Two workers' batches credit the same customers, one batch in the opposite order of the
     /// other. Each credit locks its customer's running balance until the commit: applied in the
     /// order they came, the two batches deadlocked on PostgreSQL (one was rolled back after a

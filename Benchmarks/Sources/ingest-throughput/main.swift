@@ -20,7 +20,7 @@ import StorekeeperStorage
 //
 // Run in release (see Benchmarks/README.md):
 //     swift run -c release --package-path Benchmarks ingest-throughput [sqlite|postgres]
-//         [--instances N] [--count C] [--concurrency K] [--customers N] [--workers W]
+//         [--instances N] [--count C] [--concurrency K] [--customers N] [--workers W] [--batch-size B]
 // PostgreSQL needs STOREKEEPER_BENCH_POSTGRES_URL (the URL `.ci/postgres.sh` prints).
 //
 // The purchases are consumables credited to one customer (the default), or spread round robin over
@@ -56,6 +56,8 @@ struct Arguments {
     var customers = 1
     /// Processing loops per instance (`processing.workers`; the server's default when not given).
     var workers: Int?
+    /// Notifications claimed at once (`processing.batchSize`; the server's default when not given).
+    var batchSize: Int?
 
     init(_ arguments: [String]) throws {
         var rest = arguments[...]
@@ -75,9 +77,10 @@ struct Arguments {
             case "--backlog": backlog = true
             case "--customers": customers = try number()
             case "--workers": workers = try number()
+            case "--batch-size": batchSize = try number()
             default:
                 throw BenchmarkError(
-                    "usage: ingest-throughput [sqlite|postgres] [--instances N] [--count C] [--concurrency K] [--customers N] [--workers W] [--webhooks | --backlog]"
+                    "usage: ingest-throughput [sqlite|postgres] [--instances N] [--count C] [--concurrency K] [--customers N] [--workers W] [--batch-size B] [--webhooks | --backlog]"
                 )
             }
         }
@@ -106,6 +109,7 @@ var options = SimulatedDeployment.Options(
     start: Date(), storageURL: storageURL, directory: directory,
     processing: ProcessingSettings(
         initialRetryDelay: 0.05, maxRetryDelay: 1, pollInterval: 0.05, catchUp: CatchUpSettings(enabled: false),
+        batchSize: arguments.batchSize ?? ProcessingSettings().batchSize,
         workers: arguments.workers ?? ProcessingSettings().workers),
     simulatorSeed: UInt64.random(in: 1...UInt64.max), logger: logger)
 let (instances, count, concurrency) = (arguments.instances, arguments.count, arguments.concurrency)

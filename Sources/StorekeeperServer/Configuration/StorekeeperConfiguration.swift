@@ -222,7 +222,8 @@ public struct ProcessingSettings: Sendable, Hashable {
     /// Catching up on notifications the stores failed to deliver.
     public var catchUp: CatchUpSettings
     /// The most stored notifications the worker claims at once; App Store ones among them are
-    /// applied in one transaction.
+    /// applied in one transaction. 200: with one customer's balance serializing the batches, 50 left
+    /// PostgreSQL's processing behind the webhooks (Benchmarks/README.md, tenth).
     public var batchSize: Int
     /// How many batches are processed at once.
     public var workers: Int
@@ -235,7 +236,7 @@ public struct ProcessingSettings: Sendable, Hashable {
     public init(
         initialRetryDelay: TimeInterval = 5, maxRetryDelay: TimeInterval = 3600, pollInterval: TimeInterval = 1,
         lease: TimeInterval = 60, acknowledgementSweepInterval: TimeInterval = 600,
-        catchUp: CatchUpSettings = CatchUpSettings(), batchSize: Int = 50, workers: Int = 4
+        catchUp: CatchUpSettings = CatchUpSettings(), batchSize: Int = 200, workers: Int = 4
     ) {
         self.workers = workers
         self.catchUp = catchUp

@@ -77,7 +77,7 @@ public struct NotificationInbox: Sendable {
     /// which a crash or a rollback releases, so it needs no lease written first. (A lease was a
     /// transaction of its own and an update of every claimed row; in the PostgreSQL ingest profile
     /// that claim was 60 µs of the server's 640 µs per notification.) One that needs the store's
-    /// API (Google's) is leased in that transaction and interpreted after it, outside any
+    /// API (Google's) is leased in that transaction, at most ``leasedPerBatch``, and interpreted after it, outside any
     /// transaction, then applied in one of its own (see ``apply(_:at:)``). Either way a batch is
     /// applied together, and if that fails, again with each notification isolated, so that one
     /// that fails is undone alone and retried later with backoff while the rest commit.
@@ -122,6 +122,7 @@ public struct NotificationInbox: Sendable {
 
     /// What one claiming transaction did, for the work after its commit.
     private struct ClaimedBatch: Sendable {
+        /// Found due (those left for the next claim included: more are due).
         var count = 0
         /// Applied in the transaction: marked processed, or (with purchases the store waits to
         /// have acknowledged) leased until they are settled.
@@ -131,6 +132,10 @@ public struct NotificationInbox: Sendable {
         /// Leased, to be interpreted through the store's API.
         var leased: [InboxNotification] = []
     }
+
+    /// The most notifications one batch leases for the store's API, whatever its size: a batch of
+    /// 200 Google ones would be 200 API calls in a row under one lease.
+    static let leasedPerBatch = 50
 
     /// A batch that failed as a whole in its claiming transaction (rolled back, claim included).
     private struct BatchFailure: Error {
@@ -160,7 +165,10 @@ public struct NotificationInbox: Sendable {
                     remote.append(item)
                 }
             }
-            batch.leased = try await transaction.leaseNotifications(remote, until: leasedUntil)
+            // Each leased one is an API call after the commit, one after another within the lease:
+            // a batch leases no more than it has time for, and the rest stay due for the next claim.
+            batch.leased = try await transaction.leaseNotifications(
+                Array(remote.prefix(Self.leasedPerBatch)), until: leasedUntil)
             var changes: [Interpreted] = []
             for item in local {
                 do {
