@@ -77,10 +77,11 @@ public struct NotificationInbox: Sendable {
     /// which a crash or a rollback releases, so it needs no lease written first. (A lease was a
     /// transaction of its own and an update of every claimed row; in the PostgreSQL ingest profile
     /// that claim was 60 µs of the server's 640 µs per notification.) One that needs the store's
-    /// API (Google's) is leased in that transaction, at most ``leasedPerBatch``, and interpreted after it, outside any
-    /// transaction, then applied in one of its own (see ``apply(_:at:)``). Either way a batch is
-    /// applied together, and if that fails, again with each notification isolated, so that one
-    /// that fails is undone alone and retried later with backoff while the rest commit.
+    /// API (Google's) is leased in that transaction (at most ``leasedPerBatch``) and interpreted
+    /// after it, outside any transaction, then applied in one of its own (see ``apply(_:at:)``).
+    /// Either way a batch is applied together, and if that fails, again with each notification
+    /// isolated, so that one that fails is undone alone and retried later with backoff while the
+    /// rest commit.
     ///
     /// A notification whose purchase the store still waits to have acknowledged is marked
     /// processed only once that was tried (a failure is left to the sweeper), so nothing counts as
