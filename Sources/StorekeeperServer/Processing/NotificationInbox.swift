@@ -88,7 +88,7 @@ public struct NotificationInbox: Sendable {
     /// done while Google's three days run. A crash anywhere re-processes; the ordering rule makes
     /// that harmless.
     @discardableResult
-    public func processDue(limit: Int = 50) async throws -> Int {
+    public func processDue(limit: Int) async throws -> Int {
         let now = clock.now()
         let claimed: ClaimedBatch
         do {
