@@ -12,6 +12,11 @@ public struct PostgresAdmin: Sendable {
         self.location = location
     }
 
+    /// On the database a `postgres://` URL names.
+    public init(url: String) throws {
+        self.init(location: try PostgresLocation(url: url))
+    }
+
     /// The PostgreSQL server tests create their databases on (`.ci/postgres.sh` starts one), from
     /// STOREKEEPER_TEST_POSTGRES_URL; nil when unset.
     public static let serverURL: String? = {
@@ -40,18 +45,45 @@ public struct PostgresAdmin: Sendable {
     }
 
     private func executeOnce(_ sql: String) async throws {
+        try await withConnection { connection in
+            try await connection.query(PostgresQuery(unsafeSQL: sql), logger: Self.logger)
+        }
+    }
+
+    /// The one text column of each row `sql` returns, in order; a NULL is an empty string.
+    public func column(_ sql: String) async throws -> [String] {
+        do {
+            return try await withConnection { connection in
+                var values: [String] = []
+                for try await value in try await connection.query(PostgresQuery(unsafeSQL: sql), logger: Self.logger)
+                    .decode(String?.self)
+                {
+                    values.append(value ?? "")
+                }
+                return values
+            }
+        } catch let error as PSQLError {
+            throw AdminError(sql: sql, detail: String(reflecting: error))
+        }
+    }
+
+    private func withConnection<Result>(
+        _ body: (PostgresConnection) async throws -> Result
+    ) async throws -> Result {
         var configuration = PostgresConnection.Configuration(
             host: location.host, port: location.port, username: location.username, password: location.password,
             database: location.database, tls: .disable)
         configuration.options.connectTimeout = .seconds(10)
         let connection = try await PostgresConnection.connect(configuration: configuration, id: 1, logger: Self.logger)
+        let result: Result
         do {
-            try await connection.query(PostgresQuery(unsafeSQL: sql), logger: Self.logger)
+            result = try await body(connection)
         } catch {
             try? await connection.close()
             throw error
         }
         try await connection.close()
+        return result
     }
 
     /// A test server's statement failed.
