@@ -73,6 +73,21 @@ import Testing
         }
     }
 
+    /// The writer keeps statement journals and transient tables in memory, and a page cache small
+    /// enough that the walk SQLite makes of it after some commits stays cheap (docs/storage.md).
+    @Test func theWritersTemporaryDataIsInMemoryAndItsCacheIs16MiB() async throws {
+        @Sendable func pragma(_ name: String, _ transaction: any StorageTransaction) async throws -> Int? {
+            let database = try #require(transaction as? SQLStorageTransaction).database
+            return try await database.raw("PRAGMA \(unsafeRaw: name)").first()?.decode(column: name, as: Int.self)
+        }
+        try await TestDatabase.withFresh(.sqlite) { storage, _ in
+            let temporaryStore = try await storage.transaction { try await pragma("temp_store", $0) }
+            let cacheSize = try await storage.transaction { try await pragma("cache_size", $0) }
+            #expect(temporaryStore == 2, "2 is MEMORY")
+            #expect(cacheSize == -16384, "negative: in KiB")
+        }
+    }
+
     @Test(arguments: Backend.available)
     func theCustomerComesWithItsConsent(_ backend: Backend) async throws {
         try await TestDatabase.withFresh(backend) { storage, _ in

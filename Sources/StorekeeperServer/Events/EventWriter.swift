@@ -90,6 +90,14 @@ public struct EventWriter: Sendable {
         try await append([draft], entitlements: entitlements, at: now, in: transaction)
     }
 
+    /// A random (version 4) UUID from the system's generator, two `getrandom` calls. `UUID()`
+    /// opens, reads and closes /dev/urandom for every id on Linux: in the ingest profile those
+    /// three system calls per event were about 2 % of the CPU.
+    static func newEventID() -> UUID {
+        var generator = SystemRandomNumberGenerator()
+        return UUID.random(using: &generator)
+    }
+
     func append(
         _ drafts: [EventDraft], entitlements: [CustomerID: [EntitlementView]], at now: Date,
         in transaction: any StorageTransaction
@@ -97,7 +105,7 @@ public struct EventWriter: Sendable {
         guard !drafts.isEmpty else { return }
         let stored = try drafts.map { draft in
             let event = Event(
-                id: UUID(), type: draft.type, occurredAt: now, customerID: draft.customerID,
+                id: Self.newEventID(), type: draft.type, occurredAt: now, customerID: draft.customerID,
                 store: draft.purchase?.key.store, app: draft.purchase?.app, environment: draft.purchase?.environment,
                 purchaseID: draft.purchase?.key.id, productID: draft.purchase?.productID, details: draft.details,
                 entitlements: draft.customerID.flatMap { entitlements[$0] } ?? [])
