@@ -6,8 +6,12 @@ public struct InboxNotification: Sendable, Hashable, Codable {
     public var store: Store
     /// `notificationUUID` (App Store) or Pub/Sub `messageId` (Google Play); unique per store.
     public var dedupeKey: String
-    /// The request body exactly as received.
+    /// The request body exactly as received; empty where ``bodyWasRead`` is false.
     public var body: Data
+    /// False for a notification claimed for processing with a kept record (``verified``): the
+    /// claim reads the record instead of the body (an App Store body is ~11 KB that PostgreSQL
+    /// read back from its TOAST table to be thrown away). Not stored; always true when encoded.
+    public var bodyWasRead = true
     /// What the store's adapter verified when it accepted the delivery, in that adapter's own
     /// encoding, so processing doesn't verify the same signatures again; nil when the adapter keeps
     /// nothing (or the notification was stored before this was kept). Trusted like every other row.
@@ -20,6 +24,10 @@ public struct InboxNotification: Sendable, Hashable, Codable {
     /// Why the last attempt failed.
     public var lastError: String?
     public var processedAt: Date?
+
+    enum CodingKeys: String, CodingKey {
+        case store, dedupeKey, body, verified, receivedAt, status, attempts, nextAttemptAt, lastError, processedAt
+    }
 
     public enum Status: String, Sendable, Hashable, Codable, CaseIterable {
         /// Stored, not yet processed.

@@ -84,6 +84,60 @@ import Testing
         }
     }
 
+    /// A claim reads a notification's kept record instead of its body (~11 KB for the App Store,
+    /// read back for nothing), and the body only where nothing was kept; a record that cannot be
+    /// read has the notification read whole and verified from its body.
+    @Test(arguments: ServerBackend.available) func aClaimReadsTheKeptRecordInsteadOfTheBody(
+        _ backend: ServerBackend
+    ) async throws {
+        try await ServerHarness.run(on: backend, processing: Self.processing) { h in
+            let payloads = try await Self.unsentPurchases(h, customer: "ida", count: 2).map(\.payload)
+            let inbox = h.application.inbox
+            #expect(try await inbox.receive(.appStore, WebhookDelivery(body: Self.body(payloads[0]))) == .stored)
+            let kept = try #require(
+                try await h.storage.transaction { try await $0.notifications(status: .pending, limit: 10).first })
+            // As stored before records were kept.
+            let old = InboxNotification(
+                store: .appStore, dedupeKey: "stored-before-records", body: Self.body(payloads[1]),
+                receivedAt: inbox.clock.now())
+            _ = try await h.storage.transaction { try await $0.insertNotification(old) }
+
+            let claimed = try await h.storage.transaction { transaction in
+                try await transaction.lockDueNotifications(now: inbox.clock.now(), limit: 10)
+            }
+            let withRecord = try #require(claimed.first { $0.dedupeKey == kept.dedupeKey })
+            #expect(!withRecord.bodyWasRead && withRecord.body.isEmpty)
+            #expect(withRecord.verified == kept.verified)
+            let withoutRecord = try #require(claimed.first { $0.dedupeKey == old.dedupeKey })
+            #expect(withoutRecord.bodyWasRead && withoutRecord.body == old.body)
+            // Read by key, a notification is whole.
+            let whole = try await h.storage.transaction {
+                try await $0.notification(store: .appStore, dedupeKey: kept.dedupeKey)
+            }
+            #expect(whole?.bodyWasRead == true && whole?.body == kept.body)
+
+            // A kept record that cannot be read (nor is this process's decoded notification, which
+            // it no longer matches): the adapter asks for the body, and gets it.
+            try await h.storage.transaction { transaction in
+                let database = try #require((transaction as? SQLStorageTransaction)?.database)
+                try await database.raw(
+                    "UPDATE inbox_payloads SET verified = \(bind: Data("not a record".utf8)) WHERE dedupe_key = \(bind: kept.dedupeKey)"
+                ).run()
+            }
+            await #expect(throws: BodyNotRead.self) {
+                let claimed = try await h.storage.transaction { transaction in
+                    try await transaction.lockDueNotifications(now: inbox.clock.now(), limit: 10)
+                }
+                _ = try await h.application.stores(.appStore).interpret(
+                    try #require(claimed.first { $0.dedupeKey == kept.dedupeKey }))
+            }
+            try await inbox.processUntilNoneDue()
+            let counts = try await h.storage.transaction { try await $0.notificationCounts() }
+            #expect(counts[.processed] == 2 && (counts[.failed] ?? 0) == 0)
+            #expect(try await h.balances("ida")["coins"] == 200)
+        }
+    }
+
     /// An App Store notification is interpreted from what the webhook verified, with no API call:
     /// it is claimed, applied and marked processed in one transaction, its claim a row lock, with
     /// no lease written first (a lease was a transaction and a row update of its own per batch).

@@ -1005,7 +1005,8 @@ import Testing
     }
 
     /// Migration 16 moves every stored notification's payload into `inbox_payloads`: a pending one
-    /// is claimed with its body and verified payload as stored, a processed one still reads back.
+    /// is claimed with its verified payload as stored (its body, read by key), a processed one
+    /// still reads back.
     @Test(arguments: Backend.available)
     func inboxPayloadsMoveApartWithEveryNotification(backend: Backend) async throws {
         let versionFifteen = Migration.all.filter { $0.version <= 15 }
@@ -1031,8 +1032,12 @@ import Testing
                 try await $0.claimDueNotifications(now: at(2), limit: 10, lease: 60)
             }
             #expect(claimed.map(\.dedupeKey) == ["pending-1"])
-            #expect(claimed.first?.body == Data("body of pending-1".utf8))
             #expect(claimed.first?.verified == Data("{\"v\":1}".utf8))
+            #expect(claimed.first?.bodyWasRead == false, "a claim reads the kept record, not the body")
+            let pending = try await storage.transaction {
+                try await $0.notification(store: .appStore, dedupeKey: "pending-1")
+            }
+            #expect(pending?.body == Data("body of pending-1".utf8))
             let done = try await storage.transaction {
                 try await $0.notification(store: .appStore, dedupeKey: "done-1")
             }

@@ -173,7 +173,7 @@ public struct NotificationInbox: Sendable {
             var changes: [Interpreted] = []
             for item in local {
                 do {
-                    changes.append((item, try await stores(item.store).interpret(item)))
+                    changes.append((item, try await Self.interpret(item, with: stores(item.store), in: transaction)))
                 } catch {
                     batch.failed.append((item, "\(error)"))
                 }
@@ -205,6 +205,21 @@ public struct NotificationInbox: Sendable {
             // Not done until the store is told, after this commit; nobody else takes them meanwhile.
             _ = try await transaction.leaseNotifications(unsettled, until: leasedUntil)
             return batch
+        }
+    }
+
+    /// What `item` tells, read whole first if the adapter needs the body its claim left out.
+    static func interpret(
+        _ item: InboxNotification, with adapter: any StoreAdapter, in transaction: any StorageTransaction
+    ) async throws -> NotificationChange {
+        do {
+            return try await adapter.interpret(item)
+        } catch let error as BodyNotRead {
+            // Locked by this transaction's claim: it is there.
+            guard let whole = try await transaction.notification(store: item.store, dedupeKey: item.dedupeKey) else {
+                throw error
+            }
+            return try await adapter.interpret(whole)
         }
     }
 

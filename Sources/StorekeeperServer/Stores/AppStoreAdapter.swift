@@ -59,8 +59,10 @@ public struct AppStoreAdapter: StoreAdapter, TranslatesStoreErrors {
                     ?? VerifiedNotificationRecord.decode(record)
             {
                 kept
-            } else {
+            } else if notification.bodyWasRead {
                 try await verifiedNotification(body: notification.body)
+            } else {
+                throw BodyNotRead(store: notification.store, dedupeKey: notification.dedupeKey)
             }
         let payload = verified.payload
         let event = [payload.notificationType?.rawValue, payload.subtype?.rawValue].compactMap { $0 }

@@ -19,6 +19,11 @@ public protocol StoreAdapter: Sendable {
 
     /// What a stored notification tells: the observations to record (fetched from the store's
     /// API where the notification only says that something changed) and their cause.
+    ///
+    /// A notification claimed with a kept record comes without its body
+    /// (``InboxNotification/bodyWasRead``). Should the adapter need the body after all (a record
+    /// it cannot read), it throws ``BodyNotRead``, and the inbox reads the notification whole and
+    /// asks again.
     func interpret(_ notification: InboxNotification) async throws -> NotificationChange
 
     /// Whether ``interpret(_:)`` needs nothing but the stored notification (no store API call):
@@ -47,6 +52,16 @@ public protocol StoreAdapter: Sendable {
     /// notifications"), counted into `report`. Overdue subscriptions are refreshed by the caller
     /// through ``currentFact(of:)``.
     func catchUp(_ context: CatchUpContext, _ report: inout CatchUpReport) async throws
+}
+
+/// ``StoreAdapter/interpret(_:)`` needs the body of a notification claimed without it.
+public struct BodyNotRead: Error, Sendable, Hashable, CustomStringConvertible {
+    public var store: Store
+    public var dedupeKey: String
+
+    public var description: String {
+        "the \(store.rawValue) notification \(dedupeKey) was claimed without its body, which its kept record cannot replace"
+    }
 }
 
 /// A webhook request as received.

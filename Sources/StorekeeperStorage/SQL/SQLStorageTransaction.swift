@@ -603,19 +603,25 @@ struct SQLStorageTransaction: StorageTransaction {
     /// ``inboxColumns`` names them unqualified.
     static let inboxWithPayloads = "inbox JOIN inbox_payloads USING (store, dedupe_key)"
 
-    /// A notification from a row of ``inboxColumns``.
-    func notification(from row: any SQLRow) throws -> InboxNotification {
+    /// ``inboxColumns`` for a claim: the body only where no record was kept
+    /// (``InboxNotification/bodyWasRead``).
+    static let claimedInboxColumns = inboxColumns.replacingOccurrences(
+        of: "body,", with: "CASE WHEN verified IS NULL THEN body END AS body,")
+
+    /// A notification from a row of ``inboxColumns``, or of ``claimedInboxColumns`` when `claimed`.
+    func notification(from row: any SQLRow, claimed: Bool = false) throws -> InboxNotification {
         let reader = RowReader(row: row, table: "inbox")
         let payloadReader = RowReader(row: row, table: "inbox_payloads")
+        let verified = try payloadReader.decodeIfPresent("verified", as: Data.self)
         var notification = InboxNotification(
             store: try reader.raw("store", as: Store.self), dedupeKey: try reader.string("dedupe_key"),
-            body: try payloadReader.data("body"),
-            verified: try payloadReader.decodeIfPresent("verified", as: Data.self),
+            body: try payloadReader.data("body"), verified: verified,
             receivedAt: try reader.date("received_at"),
             status: try reader.raw("status", as: InboxNotification.Status.self), attempts: try reader.int("attempts"),
             lastError: try reader.optionalString("last_error"), processedAt: try reader.optionalDate("processed_at"))
         // The initializer fills a missing next attempt with the receipt time; keep what is stored.
         notification.nextAttemptAt = try reader.optionalDate("next_attempt_at")
+        notification.bodyWasRead = !claimed || verified == nil
         return notification
     }
 
@@ -694,15 +700,16 @@ struct SQLStorageTransaction: StorageTransaction {
         guard limit > 0 else { return [] }
         // Straight from the partial index of due rows, in its order: a claim reads only what it
         // takes, whatever the backlog. The payloads are joined by key; only inbox rows are locked.
+        // A body is read only where no record was kept: processing reads the record.
         let due = try await rows(
             """
-            SELECT \(unsafeRaw: Self.inboxColumns)
+            SELECT \(unsafeRaw: Self.claimedInboxColumns)
             FROM inbox\(unsafeRaw: flavor.indexedBy("inbox_due_in_order")) JOIN inbox_payloads USING (store, dedupe_key)
             WHERE status IN ('pending', 'failed') AND next_attempt_at <= \(bind: StoredTime.milliseconds(now))
             ORDER BY next_attempt_at, store, dedupe_key
             LIMIT \(bind: limit)\(unsafeRaw: flavor.lockSkippingLocked(of: "inbox"))
             """
-        ).map { try notification(from: $0) }
+        ).map { try notification(from: $0, claimed: true) }
         return due.sorted {
             ($0.receivedAt, $0.store.rawValue, $0.dedupeKey) < ($1.receivedAt, $1.store.rawValue, $1.dedupeKey)
         }
