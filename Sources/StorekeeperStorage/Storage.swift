@@ -167,8 +167,9 @@ public protocol StorageTransaction: ConsoleQueries, OverviewRollupQueries, Senda
     func insertNotifications(_ notifications: [InboxNotification]) async throws -> [Bool]
     func notification(store: Store, dedupeKey: String) async throws -> InboxNotification?
     /// Pending or failed notifications due at `now` (at most `limit`, the first due first), with
-    /// their kept records, and their bodies where no record was kept (``InboxNotification/bodyWasRead``;
-    /// ``notification(store:dedupeKey:)`` reads one whole), in the order they were received, held by this transaction until it ends: on
+    /// their kept records, and their bodies only where no record was kept
+    /// (``InboxNotification/bodyWasRead``; ``notification(store:dedupeKey:)`` reads one whole), in
+    /// the order they were received, held by this transaction until it ends: on
     /// PostgreSQL the rows are locked and rows another transaction holds are skipped; SQLite's
     /// transactions run one at a time. Work done in the same transaction needs nothing more (a
     /// crash or rollback leaves them due); work done after the commit leases them first

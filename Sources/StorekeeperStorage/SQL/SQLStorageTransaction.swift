@@ -605,8 +605,10 @@ struct SQLStorageTransaction: StorageTransaction {
 
     /// ``inboxColumns`` for a claim: the body only where no record was kept
     /// (``InboxNotification/bodyWasRead``).
-    static let claimedInboxColumns = inboxColumns.replacingOccurrences(
-        of: "body,", with: "CASE WHEN verified IS NULL THEN body END AS body,")
+    static let claimedInboxColumns = """
+        store, dedupe_key, CASE WHEN verified IS NULL THEN body END AS body, verified, received_at, status, attempts,
+        next_attempt_at, last_error, processed_at
+        """
 
     /// A notification from a row of ``inboxColumns``, or of ``claimedInboxColumns`` when `claimed`.
     func notification(from row: any SQLRow, claimed: Bool = false) throws -> InboxNotification {
