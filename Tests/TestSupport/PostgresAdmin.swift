@@ -3,7 +3,8 @@ import Logging
 import PostgresNIO
 public import StorekeeperStorage
 
-/// Runs statements that can't go in a transaction (CREATE/DROP DATABASE) on the test server.
+/// Runs statements on the test server apart from the storage layer: those that can't go in a
+/// transaction (CREATE/DROP DATABASE), and a test's own instrumentation and reads of it.
 public struct PostgresAdmin: Sendable {
     public let location: PostgresLocation
     static let logger = Logger(label: "storekeeper.tests.postgres-admin")

@@ -93,14 +93,22 @@ struct Arguments {
     }
 }
 
-let arguments = try Arguments(Array(CommandLine.arguments.dropFirst()))
-var storageURL: String?
-if arguments.storage == "postgres" {
-    guard let url = ProcessInfo.processInfo.environment["STOREKEEPER_BENCH_POSTGRES_URL"], !url.isEmpty else {
-        throw BenchmarkError("set STOREKEEPER_BENCH_POSTGRES_URL (e.g. to what `bash .ci/postgres.sh` prints)")
+/// The arguments, and the PostgreSQL server's URL when they name PostgreSQL. A usage error is
+/// said on standard error, with exit status 2 (as `customer-read` does), not as a crash.
+func argumentsOrExit() -> (Arguments, storageURL: String?) {
+    do {
+        let arguments = try Arguments(Array(CommandLine.arguments.dropFirst()))
+        guard arguments.storage == "postgres" else { return (arguments, nil) }
+        guard let url = ProcessInfo.processInfo.environment["STOREKEEPER_BENCH_POSTGRES_URL"], !url.isEmpty else {
+            throw BenchmarkError("set STOREKEEPER_BENCH_POSTGRES_URL (e.g. to what `bash .ci/postgres.sh` prints)")
+        }
+        return (arguments, url)
+    } catch {
+        FileHandle.standardError.write(Data("ingest-throughput: \(error)\n".utf8))
+        exit(2)
     }
-    storageURL = url
 }
+let (arguments, storageURL) = argumentsOrExit()
 var logger = Logger(label: "ingest-throughput")
 logger.logLevel = .critical
 let directory = FileManager.default.temporaryDirectory.appendingPathComponent("storekeeper-ingest-\(UUID())")
