@@ -9,7 +9,7 @@ public struct InboxNotification: Sendable, Hashable, Codable {
     /// The request body exactly as received; empty where ``bodyWasRead`` is false.
     public var body: Data
     /// False for a notification claimed for processing with a kept record (``verified``): the
-    /// claim reads the record instead of the body (an App Store body is ~11 KB that PostgreSQL
+    /// claim reads the record instead of the body (an App Store body is ~8.6 KB that PostgreSQL
     /// read back from its TOAST table to be thrown away). Not stored; always true when encoded.
     public var bodyWasRead = true
     /// What the store's adapter verified when it accepted the delivery, in that adapter's own

@@ -84,7 +84,7 @@ import Testing
         }
     }
 
-    /// A claim reads a notification's kept record instead of its body (~11 KB for the App Store,
+    /// A claim reads a notification's kept record instead of its body (~8.6 KB for the App Store,
     /// read back for nothing), and the body only where nothing was kept; a record that cannot be
     /// read has the notification read whole and verified from its body.
     @Test(arguments: ServerBackend.available) func aClaimReadsTheKeptRecordInsteadOfTheBody(
