@@ -124,12 +124,20 @@ import Testing
                     "UPDATE inbox_payloads SET verified = \(bind: Data("not a record".utf8)) WHERE dedupe_key = \(bind: kept.dedupeKey)"
                 ).run()
             }
-            await #expect(throws: BodyNotRead.self) {
-                let claimed = try await h.storage.transaction { transaction in
+            let withUnreadableRecord = try #require(
+                try await h.storage.transaction { transaction in
                     try await transaction.lockDueNotifications(now: inbox.clock.now(), limit: 10)
-                }
-                _ = try await h.application.stores(.appStore).interpret(
-                    try #require(claimed.first { $0.dedupeKey == kept.dedupeKey }))
+                }.first { $0.dedupeKey == kept.dedupeKey })
+            let adapter = h.application.stores(.appStore)
+            await #expect(throws: BodyNotRead.self) { try await adapter.interpret(withUnreadableRecord) }
+            // Read whole wherever the inbox interprets it: in the claiming transaction, or after
+            // it (a leased notification), as here.
+            let change = try await NotificationInbox.interpret(withUnreadableRecord, with: adapter) {
+                try await h.storage.read { try await $0.notification(store: .appStore, dedupeKey: kept.dedupeKey) }
+            }
+            #expect(change.observations.count == 1)
+            await #expect(throws: BodyNotRead.self) {
+                try await NotificationInbox.interpret(withUnreadableRecord, with: adapter) { nil }
             }
             try await inbox.processUntilNoneDue()
             let counts = try await h.storage.transaction { try await $0.notificationCounts() }

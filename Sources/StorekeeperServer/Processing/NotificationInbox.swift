@@ -104,7 +104,10 @@ public struct NotificationInbox: Sendable {
         var changes: [Interpreted] = []
         for item in claimed.leased {
             do {
-                changes.append((item, try await stores(item.store).interpret(item)))
+                let change = try await Self.interpret(item, with: stores(item.store)) { [storage] in
+                    try await storage.read { try await $0.notification(store: item.store, dedupeKey: item.dedupeKey) }
+                }
+                changes.append((item, change))
             } catch {
                 await recordFailure(of: item, "\(error)")
             }
@@ -173,7 +176,10 @@ public struct NotificationInbox: Sendable {
             var changes: [Interpreted] = []
             for item in local {
                 do {
-                    changes.append((item, try await Self.interpret(item, with: stores(item.store), in: transaction)))
+                    let change = try await Self.interpret(item, with: stores(item.store)) {
+                        try await transaction.notification(store: item.store, dedupeKey: item.dedupeKey)
+                    }
+                    changes.append((item, change))
                 } catch {
                     batch.failed.append((item, "\(error)"))
                 }
@@ -208,17 +214,18 @@ public struct NotificationInbox: Sendable {
         }
     }
 
-    /// What `item` tells, read whole first if the adapter needs the body its claim left out.
+    /// What `item` tells, read whole (by `readWhole`) first if the adapter needs the body its claim
+    /// left out: in the claiming transaction, or after it for a leased one (none of today's
+    /// adapters keeps a record it then interprets through the store's API, but one may).
     static func interpret(
-        _ item: InboxNotification, with adapter: any StoreAdapter, in transaction: any StorageTransaction
+        _ item: InboxNotification, with adapter: any StoreAdapter,
+        readWhole: () async throws -> InboxNotification?
     ) async throws -> NotificationChange {
         do {
             return try await adapter.interpret(item)
         } catch let error as BodyNotRead {
-            // Locked by this transaction's claim: it is there.
-            guard let whole = try await transaction.notification(store: item.store, dedupeKey: item.dedupeKey) else {
-                throw error
-            }
+            // Claimed (locked or leased), so stored.
+            guard let whole = try await readWhole() else { throw error }
             return try await adapter.interpret(whole)
         }
     }
