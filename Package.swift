@@ -72,7 +72,7 @@ let package = Package(
         .target(
             name: "StorekeeperStorage",
             dependencies: [
-                "Storekeeper",
+                "Storekeeper", "StoreCore",
                 .product(name: "SQLKit", package: "sql-kit"),
                 .product(name: "SQLiteKit", package: "sqlite-kit"),
                 .product(name: "SQLiteNIO", package: "sqlite-nio"),

@@ -3,7 +3,7 @@ public import Foundation
 /// base64url (RFC 4648 §5) as JWS uses it.
 ///
 /// Decoding is table-driven over UTF-8 bytes: going through Foundation's `Data(base64Encoded:)`
-/// (translate, pad, copy) cost six times as much when measured (Benchmarks/README.md). Shared by both store modules..
+/// (translate, pad, copy) cost six times as much when measured (Benchmarks/README.md). Shared by both store modules, and by storage, which keeps some tokens decoded.
 public enum Base64URL {
     /// Decodes base64url text. Trailing `=` padding is optional; any other character outside the
     /// alphabet, or `=` before the end, fails. Non-zero trailing bits are ignored, as Foundation does.
@@ -53,18 +53,111 @@ public enum Base64URL {
     /// Value of each byte in the base64url alphabet; 0xFF for bytes outside it.
     private static let decodingTable: [UInt8] = {
         var table = [UInt8](repeating: 0xFF, count: 256)
-        for (value, byte) in Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_".utf8).enumerated()
-        {
+        for (value, byte) in encodingAlphabet.enumerated() {
             table[Int(byte)] = UInt8(value)
         }
         return table
     }()
 
+    /// Decodes base64url text only if it is the one encoding of its bytes that ``encode(_:)``
+    /// gives back: no padding, zero trailing bits. For whoever keeps the bytes in place of the
+    /// text and must give the same text back.
+    public static func decodeCanonical(_ text: UnsafeBufferPointer<UInt8>) -> [UInt8]? {
+        let remainder = text.count % 4
+        guard remainder != 1, let last = text.last else { return text.isEmpty ? [] : nil }
+        return decodingTable.withUnsafeBufferPointer { table in decodeCanonical(text, last: last, table: table) }
+    }
+
+    private static func decodeCanonical(
+        _ text: UnsafeBufferPointer<UInt8>, last: UInt8, table: UnsafeBufferPointer<UInt8>
+    ) -> [UInt8]? {
+        let remainder = text.count % 4
+        let lastValue = table[Int(last)]
+        // The bits of the last character that no output byte takes must be zero.
+        let unusedBits: UInt8 = remainder == 2 ? 0x0F : remainder == 3 ? 0x03 : 0
+        guard lastValue != 0xFF, lastValue & unusedBits == 0 else { return nil }
+        let outputCount = text.count / 4 * 3 + (remainder == 0 ? 0 : remainder - 1)
+        var failed = false
+        // Four characters at a time: any byte outside the alphabet maps to 0xFF, whose top bits
+        // no character's value has.
+        let output = [UInt8](unsafeUninitializedCapacity: outputCount) { buffer, initialized in
+            var input = 0
+            var out = 0
+            while input + 4 <= text.count {
+                let a = table[Int(text[input])]
+                let b = table[Int(text[input + 1])]
+                let c = table[Int(text[input + 2])]
+                let d = table[Int(text[input + 3])]
+                guard (a | b | c | d) & 0xC0 == 0 else {
+                    failed = true
+                    break
+                }
+                let group = UInt32(a) << 18 | UInt32(b) << 12 | UInt32(c) << 6 | UInt32(d)
+                buffer[out] = UInt8(truncatingIfNeeded: group >> 16)
+                buffer[out + 1] = UInt8(truncatingIfNeeded: group >> 8)
+                buffer[out + 2] = UInt8(truncatingIfNeeded: group)
+                input += 4
+                out += 3
+            }
+            if !failed && remainder > 0 {
+                let a = table[Int(text[input])]
+                let b = table[Int(text[input + 1])]
+                let c = remainder == 3 ? table[Int(text[input + 2])] : 0
+                if (a | b | c) & 0xC0 != 0 {
+                    failed = true
+                } else {
+                    let group = UInt32(a) << 18 | UInt32(b) << 12 | UInt32(c) << 6
+                    buffer[out] = UInt8(truncatingIfNeeded: group >> 16)
+                    out += 1
+                    if remainder == 3 {
+                        buffer[out] = UInt8(truncatingIfNeeded: group >> 8)
+                        out += 1
+                    }
+                }
+            }
+            initialized = out
+        }
+        return failed ? nil : output
+    }
+
     /// Encodes without padding.
     public static func encode(_ data: some DataProtocol) -> String {
-        var text = Data(data).base64EncodedString()
-        text = text.replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_")
-        while text.hasSuffix("=") { text.removeLast() }
-        return text
+        var output: [UInt8] = []
+        if data.withContiguousStorageIfAvailable({ append($0, to: &output) }) == nil {
+            Array(data).withUnsafeBufferPointer { append($0, to: &output) }
+        }
+        return String(decoding: output, as: UTF8.self)
     }
+
+    /// Appends the base64url encoding of `bytes`, without padding, to `output`. Table-driven:
+    /// Foundation's base64 with its `+` and `/` then replaced was most of the App Store
+    /// simulator's signing in the ingest benchmark's profile.
+    public static func append(_ bytes: UnsafeBufferPointer<UInt8>, to output: inout [UInt8]) {
+        let alphabet = encodingAlphabet
+        output.reserveCapacity(output.count + (bytes.count * 4 + 2) / 3)
+        var index = 0
+        while index + 3 <= bytes.count {
+            let group = UInt32(bytes[index]) << 16 | UInt32(bytes[index + 1]) << 8 | UInt32(bytes[index + 2])
+            output.append(alphabet[Int(group >> 18)])
+            output.append(alphabet[Int(group >> 12 & 0x3F)])
+            output.append(alphabet[Int(group >> 6 & 0x3F)])
+            output.append(alphabet[Int(group & 0x3F)])
+            index += 3
+        }
+        switch bytes.count - index {
+        case 1:
+            let group = UInt32(bytes[index]) << 16
+            output.append(alphabet[Int(group >> 18)])
+            output.append(alphabet[Int(group >> 12 & 0x3F)])
+        case 2:
+            let group = UInt32(bytes[index]) << 16 | UInt32(bytes[index + 1]) << 8
+            output.append(alphabet[Int(group >> 18)])
+            output.append(alphabet[Int(group >> 12 & 0x3F)])
+            output.append(alphabet[Int(group >> 6 & 0x3F)])
+        default: break
+        }
+    }
+
+    private static let encodingAlphabet: [UInt8] = Array(
+        "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_".utf8)
 }

@@ -28,4 +28,27 @@ import Testing
         #expect(Base64URL.decode("") == Data())
         #expect(Base64URL.decode("_-8") == Data([0xFF, 0xEF]))
     }
+
+    /// Storage keeps a token's parts decoded only where the text is the one its bytes encode to.
+    @Test func decodesCanonicallyOnlyTheTextItsBytesEncodeTo() {
+        var random = SplitMix64(state: 9)
+        for length in 0..<120 {
+            let bytes = Data((0..<length).map { _ in UInt8.random(in: 0...255, using: &random) })
+            let text = Array(Base64URL.encode(bytes).utf8)
+            #expect(text.withUnsafeBufferPointer(Base64URL.decodeCanonical) == Array(bytes), "length \(length)")
+            // The last character with an unused bit set decodes (leniently) to the same bytes.
+            if length % 3 != 0, let last = text.last {
+                let alphabet = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_".utf8)
+                let value = alphabet.firstIndex(of: last) ?? 0
+                var lenient = text
+                lenient[lenient.count - 1] = alphabet[value | 1]
+                #expect(Base64URL.decode(String(decoding: lenient, as: UTF8.self)) == bytes)
+                #expect(lenient.withUnsafeBufferPointer(Base64URL.decodeCanonical) == nil, "length \(length)")
+            }
+        }
+        for text in ["QQ==", "A", "AAAAA", "AB+C", "AB/C", "A.BC", "AAAA\u{0}AAA", "QR"] {
+            #expect(Array(text.utf8).withUnsafeBufferPointer(Base64URL.decodeCanonical) == nil, "\(text)")
+        }
+        #expect(Array("QQ".utf8).withUnsafeBufferPointer(Base64URL.decodeCanonical) == [0x41])
+    }
 }

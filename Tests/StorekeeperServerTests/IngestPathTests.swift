@@ -84,6 +84,48 @@ import Testing
         }
     }
 
+    /// An App Store body is stored with its certificate chain once and its tokens decoded
+    /// (`StoredNotificationBody`): under half its size, in its row on PostgreSQL (migration 19:
+    /// nothing in the TOAST table), and read back byte for byte, so that it still verifies.
+    @Test(arguments: ServerBackend.available) func aBodyIsStoredWithItsChainOnceAndReadBackAsReceived(
+        _ backend: ServerBackend
+    ) async throws {
+        try await ServerHarness.run(on: backend, processing: Self.processing) { h in
+            let body = Self.body(try await Self.unsentPurchases(h, customer: "una", count: 1)[0].payload)
+            #expect(try await h.application.inbox.receive(.appStore, WebhookDelivery(body: body)) == .stored)
+            let stored = try #require(
+                try await h.storage.transaction { try await $0.notifications(status: .pending, limit: 10).first })
+            #expect(stored.body == body)
+            let (size, outOfLine) = try await h.storage.transaction { transaction -> (Int, Int) in
+                let database = try #require((transaction as? SQLStorageTransaction)?.database)
+                let length = backend == .sqlite ? "length" : "octet_length"
+                let size = try #require(
+                    try await database.raw(
+                        """
+                        SELECT CAST(\(unsafeRaw: length)(body) AS BIGINT) AS size FROM inbox_payloads
+                        WHERE dedupe_key = \(bind: stored.dedupeKey)
+                        """
+                    ).first()?.decode(column: "size", as: Int.self))
+                guard backend == .postgresql else { return (size, 0) }
+                let toast = try #require(
+                    try await database.raw(
+                        """
+                        SELECT CAST(pg_relation_size(reltoastrelid) AS BIGINT) AS size FROM pg_class
+                        WHERE relname = 'inbox_payloads'
+                        """
+                    ).first()?.decode(column: "size", as: Int.self))
+                return (size, toast)
+            }
+            #expect(size * 2 < body.count, "\(size) bytes stored for a body of \(body.count)")
+            #expect(outOfLine == 0, "PostgreSQL moved the body out of its row")
+            // Verified again from the body as read back, as a notification stored without a
+            // kept record is.
+            var withoutRecord = stored
+            withoutRecord.verified = nil
+            #expect(try await h.application.stores(.appStore).interpret(withoutRecord).observations.count == 1)
+        }
+    }
+
     /// A claim reads a notification's kept record instead of its body (~8.6 KB for the App Store,
     /// read back for nothing), and the body only where nothing was kept; a record that cannot be
     /// read has the notification read whole and verified from its body.

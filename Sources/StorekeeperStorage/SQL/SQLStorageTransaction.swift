@@ -617,7 +617,7 @@ struct SQLStorageTransaction: StorageTransaction {
         let verified = try payloadReader.decodeIfPresent("verified", as: Data.self)
         var notification = InboxNotification(
             store: try reader.raw("store", as: Store.self), dedupeKey: try reader.string("dedupe_key"),
-            body: try payloadReader.data("body"), verified: verified,
+            body: try StoredNotificationBody.decode(try payloadReader.data("body")), verified: verified,
             receivedAt: try reader.date("received_at"),
             status: try reader.raw("status", as: InboxNotification.Status.self), attempts: try reader.int("attempts"),
             lastError: try reader.optionalString("last_error"), processedAt: try reader.optionalDate("processed_at"))
@@ -673,7 +673,7 @@ struct SQLStorageTransaction: StorageTransaction {
             let values = chunk.map { notification -> SQLQueryString in
                 """
                 (\(bind: notification.store.rawValue), \(bind: notification.dedupeKey),
-                 \(flavor.blob(notification.body)), \(bind: notification.verified))
+                 \(flavor.blob(StoredNotificationBody.encode(notification.body))), \(bind: notification.verified))
                 """
             }
             try await execute(
