@@ -10,12 +10,18 @@ import Testing
 @Suite struct StoredNotificationBodyTests {
     /// A body shaped as the App Store's: a signed notification whose payload holds a signed
     /// transaction and signed renewal info, all three with the same certificate chain.
-    static func appStoreLikeBody(_ random: inout SplitMix64) -> (body: Data, chain: String) {
+    static func appStoreLikeBody(
+        _ random: inout SplitMix64, separator: String = ",", escapingSlashes: Bool = false
+    ) -> (body: Data, certificates: [Data]) {
         let certificates = (0..<3).map { index in
             Data((0..<(900 - index * 150)).map { _ in UInt8.random(in: 0...255, using: &random) })
-                .base64EncodedString()
         }
-        let chain = "[" + certificates.map { "\"\($0)\"" }.joined(separator: ",") + "]"
+        let written = certificates.map {
+            let base64 = $0.base64EncodedString()
+            // As Foundation's `JSONSerialization` writes them (the simulator's headers); Apple's don't.
+            return escapingSlashes ? base64.replacingOccurrences(of: "/", with: "\\/") : base64
+        }
+        let chain = "[" + written.map { "\"\($0)\"" }.joined(separator: separator) + "]"
         func token(_ payload: String) -> String {
             let header = #"{"alg":"ES256","x5c":\#(chain)}"#
             let signature = Data((0..<64).map { _ in UInt8.random(in: 0...255, using: &random) })
@@ -28,7 +34,7 @@ import Testing
         let notification = token(
             #"{"notificationType":"ONE_TIME_CHARGE","notificationUUID":"\#(UUID())","data":{"bundleId":"com.example","signedTransactionInfo":"\#(transaction)","signedRenewalInfo":"\#(renewal)"},"version":"2.0"}"#
         )
-        return (Data(#"{"signedPayload":"\#(notification)"}"#.utf8), chain)
+        return (Data(#"{"signedPayload":"\#(notification)"}"#.utf8), certificates)
     }
 
     static func occurrences(of needle: Data, in haystack: Data) -> Int {
@@ -41,15 +47,60 @@ import Testing
         return count
     }
 
-    @Test func aSignedNotificationKeepsItsChainOnceAndReadsBackAsReceived() throws {
+    @Test(arguments: [false, true])
+    func aSignedNotificationKeepsItsChainOnceAndReadsBackAsReceived(escapingSlashes: Bool) throws {
         var random = SplitMix64(state: 7)
-        let (body, chain) = Self.appStoreLikeBody(&random)
+        let (body, certificates) = Self.appStoreLikeBody(&random, escapingSlashes: escapingSlashes)
         let stored = StoredNotificationBody.encode(body)
         #expect(stored.prefix(2) == Data([0x00, 0x01]))
-        // Three tokens, one chain: stored once, decoded, nowhere else.
-        #expect(Self.occurrences(of: Data(chain.utf8), in: stored) == 1)
-        #expect(Self.occurrences(of: Data(chain.utf8), in: body) == 0, "in the body only encoded")
-        #expect(stored.count * 2 < body.count, "\(stored.count) bytes stored for \(body.count)")
+        // Three tokens, one chain: its certificates stored once, decoded.
+        for certificate in certificates {
+            #expect(Self.occurrences(of: certificate, in: stored) == 1)
+            #expect(Self.occurrences(of: Data(certificate.base64EncodedString().utf8), in: stored) == 0)
+        }
+        #expect(stored.count * 3 < body.count, "\(stored.count) bytes stored for \(body.count)")
+        #expect(try StoredNotificationBody.decode(stored) == body)
+    }
+
+    /// A chain written otherwise than `["<base64>",…]` (here with spaces) is kept as its text,
+    /// once all the same.
+    @Test func aChainOfAnotherShapeIsKeptAsItsText() throws {
+        var random = SplitMix64(state: 8)
+        let (body, certificates) = Self.appStoreLikeBody(&random, separator: ", ")
+        let stored = StoredNotificationBody.encode(body)
+        let text = Data(certificates.map { $0.base64EncodedString() }.joined(separator: "\", \"").utf8)
+        #expect(Self.occurrences(of: text, in: stored) == 1)
+        #expect(stored.count * 2 < body.count)
+        #expect(try StoredNotificationBody.decode(stored) == body)
+    }
+
+    /// A certificate whose base64 is not the one its bytes encode to keeps its chain as text:
+    /// without its padding, with one `=` too many, a trailing bit set, one slash left bare among
+    /// escaped ones.
+    @Test(arguments: ["unpadded", "overpadded", "trailing bit", "bare slash"])
+    func aChainWithACertificateNotInCanonicalBase64IsKeptAsItsText(variant: String) throws {
+        var random = SplitMix64(state: 21)
+        // 902 bytes: padded with one `=`, the character before it with 2 low bits unused.
+        let certificate = Data((0..<902).map { _ in UInt8.random(in: 0...255, using: &random) })
+        var text = certificate.base64EncodedString().replacingOccurrences(of: "/", with: "\\/")
+        switch variant {
+        case "unpadded": text.removeLast()
+        case "overpadded": text += "="
+        case "trailing bit":
+            let alphabet = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/")
+            let last = text.index(text.endIndex, offsetBy: -2)
+            let value = try #require(alphabet.firstIndex(of: text[last]))
+            text.replaceSubrange(last...last, with: String(alphabet[value | 1]))
+        default:
+            let escaped = try #require(text.range(of: "\\/"))
+            text.replaceSubrange(escaped, with: "/")
+        }
+        let header = #"{"alg":"ES256","x5c":["\#(text)"]}"#
+        let token = [Data(header.utf8), Data(#"{"a":1}"#.utf8), Data(repeating: 7, count: 64)].map(Base64URL.encode)
+            .joined(separator: ".")
+        let body = Data(#"{"signedPayload":"\#(token)"}"#.utf8)
+        let stored = StoredNotificationBody.encode(body)
+        #expect(Self.occurrences(of: Data(text.utf8), in: stored) == 1)
         #expect(try StoredNotificationBody.decode(stored) == body)
     }
 

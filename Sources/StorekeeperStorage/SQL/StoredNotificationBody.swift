@@ -10,11 +10,11 @@ import StoreCore
 /// whole, every body went to PostgreSQL's TOAST table as five chunk rows with five index entries,
 /// and filled two to three SQLite overflow pages: storing a 16-byte stand-in for the body instead
 /// took 12 % of ingest's CPU per notification off (process and PostgreSQL, Benchmarks/README.md).
-/// Kept this way an App Store body is about 3.3 KB (measured: 3,255 bytes for 8,590 on average)
-/// and stays in its row.
+/// Kept this way an App Store body is about 2.6 KB and stays in its row.
 ///
-/// The transformation only moves bytes: each part is given back byte for byte, and base64url is
-/// kept decoded only where its text is the one canonical encoding of its bytes. So any body,
+/// The transformation only moves bytes: each part is given back byte for byte, and base64url (or
+/// a certificate's base64) is kept decoded only where its text is the one canonical encoding of
+/// its bytes. So any body,
 /// whatever it holds, reads back exactly as received; what is not a token with a chain is kept as
 /// is. Layout (varint: unsigned LEB128):
 ///
@@ -26,8 +26,12 @@ import StoreCore
 ///     piece    := 01 varint(n) byte{n}                  -- bytes as received
 ///               | 02 before chain after payload sig     -- a token whose chain is new in this body
 ///               | 03 before varint(i) after payload sig -- a token with the i-th chain (from 0) again
-///     before, chain, after, sig := varint(n) byte{n}    -- the header's JSON before, at and after its
+///     before, after, sig := varint(n) byte{n}           -- the header's JSON before and after its
 ///                                                       -- `x5c` array; the signature, decoded
+///     chain    := 00 varint(n) byte{n}                  -- the `x5c` array's JSON as received
+///               | 01 varint(k) (varint(n) byte{n}){k}   -- its k certificates, decoded: the array
+///                                                       -- was `["<base64>","<base64>",…]`
+///               | 02 varint(k) (varint(n) byte{n}){k}   -- the same, its slashes written `\/`
 ///     payload  := document                              -- the payload's JSON, its tokens kept so too
 ///
 /// No JSON body begins with a zero byte, so a stored value beginning with anything else is a body
@@ -84,8 +88,36 @@ enum StoredNotificationBody {
         static let tokenWithChainAgain: UInt8 = 0x03
     }
 
+    fileprivate enum ChainForm {
+        static let text: UInt8 = 0x00
+        static let certificates: UInt8 = 0x01
+        static let certificatesEscapingSlashes: UInt8 = 0x02
+    }
+
+    /// A certificate as an `x5c` array holds it: padded base64, its slashes written `\/` or not.
+    fileprivate static func certificateText(_ certificate: ArraySlice<UInt8>, slashesEscaped: Bool) -> [UInt8] {
+        var url: [UInt8] = []
+        Array(certificate).withUnsafeBufferPointer { Base64URL.append($0, to: &url) }
+        var text: [UInt8] = []
+        text.reserveCapacity(url.count + url.count / 32 + 2)
+        for byte in url {
+            switch byte {
+            case UInt8(ascii: "-"): text.append(UInt8(ascii: "+"))
+            case UInt8(ascii: "_"):
+                if slashesEscaped { text.append(backslash) }
+                text.append(slash)
+            default: text.append(byte)
+            }
+        }
+        text.append(contentsOf: repeatElement(equals, count: (4 - url.count % 4) % 4))
+        return text
+    }
+
     fileprivate static let quote = UInt8(ascii: "\"")
     fileprivate static let dot = UInt8(ascii: ".")
+    fileprivate static let backslash = UInt8(ascii: "\\")
+    fileprivate static let slash = UInt8(ascii: "/")
+    fileprivate static let equals = UInt8(ascii: "=")
     fileprivate static let chainKey = Array(#""x5c":["#.utf8)
 
     private struct Encoder {
@@ -139,7 +171,7 @@ enum StoredNotificationBody {
             } else {
                 token.output.append(Tag.tokenWithNewChain)
                 token.bytes(header[..<chainStart])
-                token.bytes(chain[...])
+                token.chain(chain)
                 token.chains.append(chain)
             }
             token.bytes(header[(chainEnd + 1)...])
@@ -154,6 +186,82 @@ enum StoredNotificationBody {
             token.bytes(signature[...])
             chains = token.chains
             return token.output
+        }
+
+        /// An `x5c` array (its brackets included): its certificates decoded if it is a list of
+        /// canonical base64 strings without spaces, as received otherwise.
+        mutating func chain(_ text: [UInt8]) {
+            if let (certificates, slashesEscaped) = Self.certificates(text) {
+                output.append(slashesEscaped ? ChainForm.certificatesEscapingSlashes : ChainForm.certificates)
+                varint(certificates.count)
+                for certificate in certificates { bytes(certificate[...]) }
+            } else {
+                output.append(ChainForm.text)
+                bytes(text[...])
+            }
+        }
+
+        /// The certificates of `["<base64>",…]`, and whether its slashes are written `\/` (as
+        /// Foundation's `JSONSerialization` writes them; Apple's own headers do not).
+        static func certificates(_ text: [UInt8]) -> (certificates: [[UInt8]], slashesEscaped: Bool)? {
+            guard text.count >= 2, text.first == UInt8(ascii: "["), text.last == UInt8(ascii: "]") else { return nil }
+            let slashesEscaped = text.contains(backslash)
+            let list = text[1..<(text.count - 1)]
+            guard !list.isEmpty else { return ([], slashesEscaped) }
+            var certificates: [[UInt8]] = []
+            for element in list.split(separator: UInt8(ascii: ","), omittingEmptySubsequences: false) {
+                guard element.count >= 2, element.first == quote, element.last == quote,
+                    let certificate = certificate(element.dropFirst().dropLast(), slashesEscaped: slashesEscaped)
+                else { return nil }
+                certificates.append(certificate)
+            }
+            return (certificates, slashesEscaped)
+        }
+
+        /// A certificate from its canonical base64 (padded, zero trailing bits), through base64url:
+        /// Foundation's `Data(base64Encoded:)` and the re-encoding that checks it were 4 % of the
+        /// SQLite ingest profile, most of the writer's encoding of a body.
+        static func certificate(_ written: ArraySlice<UInt8>, slashesEscaped: Bool) -> [UInt8]? {
+            written.withUnsafeBufferPointer { written -> [UInt8]? in
+                var failed = false
+                var padding = 0
+                let url = [UInt8](unsafeUninitializedCapacity: written.count) { url, count in
+                    var index = 0
+                    while index < written.count {
+                        var byte = written[index]
+                        if byte == backslash {
+                            guard slashesEscaped, index + 1 < written.count, written[index + 1] == slash else {
+                                failed = true
+                                break
+                            }
+                            index += 1
+                            byte = slash
+                        } else if byte == slash && slashesEscaped {
+                            failed = true
+                            break
+                        }
+                        guard padding == 0 || byte == equals else {
+                            failed = true
+                            break
+                        }
+                        switch byte {
+                        case UInt8(ascii: "+"): byte = UInt8(ascii: "-")
+                        case slash: byte = UInt8(ascii: "_")
+                        case equals: padding += 1
+                        case UInt8(ascii: "-"), UInt8(ascii: "_"): failed = true
+                        default: break
+                        }
+                        if failed { break }
+                        if byte != equals {
+                            url[count] = byte
+                            count += 1
+                        }
+                        index += 1
+                    }
+                }
+                guard !failed, padding == (4 - url.count % 4) % 4 else { return nil }
+                return url.withUnsafeBufferPointer(Base64URL.decodeCanonical)
+            }
         }
 
         mutating func literal(_ bytes: UnsafeBufferPointer<UInt8>) {
@@ -217,7 +325,7 @@ enum StoredNotificationBody {
                 case let tag where tag == Tag.tokenWithNewChain || tag == Tag.tokenWithChainAgain:
                     var header = Array(try bytes())
                     if tag == Tag.tokenWithNewChain {
-                        let chain = try bytes()
+                        let chain = try self.chain()
                         chains.append(chain)
                         header.append(contentsOf: chain)
                     } else {
@@ -237,6 +345,27 @@ enum StoredNotificationBody {
                     Array(signature).withUnsafeBufferPointer { Base64URL.append($0, to: &output) }
                 case let tag: throw corrupt("a stored body has the unknown part \(tag)")
                 }
+            }
+        }
+
+        /// An `x5c` array's JSON, as received.
+        mutating func chain() throws(StorageError) -> ArraySlice<UInt8> {
+            switch try byte() {
+            case ChainForm.text: return try bytes()
+            case let form where form == ChainForm.certificates || form == ChainForm.certificatesEscapingSlashes:
+                let count = try varint()
+                var text: [UInt8] = [UInt8(ascii: "[")]
+                for index in 0..<count {
+                    if index > 0 { text.append(UInt8(ascii: ",")) }
+                    text.append(quote)
+                    text.append(
+                        contentsOf: certificateText(
+                            try bytes(), slashesEscaped: form == ChainForm.certificatesEscapingSlashes))
+                    text.append(quote)
+                }
+                text.append(UInt8(ascii: "]"))
+                return text[...]
+            case let form: throw corrupt("a stored body has the unknown certificate chain form \(form)")
             }
         }
 
