@@ -8,9 +8,9 @@ import StoreCore
 /// Why: an App Store body is ~8.6 KB, of which 6.1 KB are the same certificate chain twice (in
 /// the notification's header and in its transaction's), base64url-encoded once and twice. Stored
 /// whole, every body went to PostgreSQL's TOAST table as five chunk rows with five index entries,
-/// and filled two to three SQLite overflow pages: storing a 16-byte stand-in for the body instead
-/// took 12 % of ingest's CPU per notification off (process and PostgreSQL, Benchmarks/README.md).
-/// Kept this way an App Store body is about 2.6 KB and stays in its row.
+/// and filled two SQLite overflow pages: storing a 16-byte stand-in for the body instead took 13 %
+/// of ingest's CPU per notification off on PostgreSQL (process and server, Benchmarks/README.md).
+/// Kept this way an App Store body is about 2.7 KB, and its row fits a page.
 ///
 /// The transformation only moves bytes: each part is given back byte for byte, and base64url (or
 /// a certificate's base64) is kept decoded only where its text is the one canonical encoding of
