@@ -3,7 +3,8 @@ public import Foundation
 /// base64url (RFC 4648 §5) as JWS uses it.
 ///
 /// Decoding is table-driven over UTF-8 bytes: going through Foundation's `Data(base64Encoded:)`
-/// (translate, pad, copy) cost six times as much when measured (Benchmarks/README.md). Shared by both store modules, and by storage, which keeps some tokens decoded.
+/// (translate, pad, copy) cost six times as much when measured (Benchmarks/README.md). Shared by
+/// both store modules, and by storage, which keeps some tokens decoded.
 public enum Base64URL {
     /// Decodes base64url text. Trailing `=` padding is optional; any other character outside the
     /// alphabet, or `=` before the end, fails. Non-zero trailing bits are ignored, as Foundation does.
@@ -17,37 +18,10 @@ public enum Base64URL {
     private static func decode(bytes: UnsafeBufferPointer<UInt8>) -> Data? {
         var count = bytes.count
         while count > 0, bytes[count - 1] == UInt8(ascii: "=") { count -= 1 }
-        let remainder = count % 4
-        guard remainder != 1 else { return nil }
-        let outputCount = count / 4 * 3 + (remainder == 0 ? 0 : remainder - 1)
-        var failed = false
-        let table = decodingTable
-        let output = [UInt8](unsafeUninitializedCapacity: outputCount) { buffer, initialized in
-            var out = 0
-            var input = 0
-            var accumulator: UInt32 = 0
-            var bits = 0
-            while input < count {
-                let value = table[Int(bytes[input])]
-                guard value != 0xFF else {
-                    failed = true
-                    break
-                }
-                accumulator = ((accumulator << 6) | UInt32(value)) & 0xFFFF
-                bits += 6
-                if bits >= 8 {
-                    bits -= 8
-                    if out < outputCount {
-                        buffer[out] = UInt8(truncatingIfNeeded: accumulator >> UInt32(bits))
-                        out += 1
-                    }
-                }
-                input += 1
-            }
-            initialized = out
+        guard count % 4 != 1 else { return nil }
+        return decodingTable.withUnsafeBufferPointer { table in
+            decodeUnpadded(UnsafeBufferPointer(rebasing: bytes[..<count]), table: table).map { Data($0) }
         }
-        guard !failed, output.count == outputCount else { return nil }
-        return Data(output)
     }
 
     /// Value of each byte in the base64url alphabet; 0xFF for bytes outside it.
@@ -65,21 +39,24 @@ public enum Base64URL {
     public static func decodeCanonical(_ text: UnsafeBufferPointer<UInt8>) -> [UInt8]? {
         let remainder = text.count % 4
         guard remainder != 1, let last = text.last else { return text.isEmpty ? [] : nil }
-        return decodingTable.withUnsafeBufferPointer { table in decodeCanonical(text, last: last, table: table) }
+        return decodingTable.withUnsafeBufferPointer { table in
+            // The bits of the last character that no output byte takes must be zero (a byte outside
+            // the alphabet, 0xFF, has them set; with no unused bits, the decoding refuses it).
+            let unusedBits: UInt8 = remainder == 2 ? 0x0F : remainder == 3 ? 0x03 : 0
+            guard table[Int(last)] & unusedBits == 0 else { return nil }
+            return decodeUnpadded(text, table: table)
+        }
     }
 
-    private static func decodeCanonical(
-        _ text: UnsafeBufferPointer<UInt8>, last: UInt8, table: UnsafeBufferPointer<UInt8>
-    ) -> [UInt8]? {
+    /// Decodes `text`, without padding and not one character past a group of four, four characters
+    /// at a time; the last character's unused bits are ignored. Nil if a byte is outside the
+    /// alphabet (0xFF in the table: top bits that no character's value has).
+    private static func decodeUnpadded(_ text: UnsafeBufferPointer<UInt8>, table: UnsafeBufferPointer<UInt8>)
+        -> [UInt8]?
+    {
         let remainder = text.count % 4
-        let lastValue = table[Int(last)]
-        // The bits of the last character that no output byte takes must be zero.
-        let unusedBits: UInt8 = remainder == 2 ? 0x0F : remainder == 3 ? 0x03 : 0
-        guard lastValue != 0xFF, lastValue & unusedBits == 0 else { return nil }
         let outputCount = text.count / 4 * 3 + (remainder == 0 ? 0 : remainder - 1)
         var failed = false
-        // Four characters at a time: any byte outside the alphabet maps to 0xFF, whose top bits
-        // no character's value has.
         let output = [UInt8](unsafeUninitializedCapacity: outputCount) { buffer, initialized in
             var input = 0
             var out = 0
@@ -99,7 +76,7 @@ public enum Base64URL {
                 input += 4
                 out += 3
             }
-            if !failed && remainder > 0 {
+            if !failed && remainder > 1 {
                 let a = table[Int(text[input])]
                 let b = table[Int(text[input + 1])]
                 let c = remainder == 3 ? table[Int(text[input + 2])] : 0

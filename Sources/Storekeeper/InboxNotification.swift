@@ -9,8 +9,9 @@ public struct InboxNotification: Sendable, Hashable, Codable {
     /// The request body exactly as received; empty where ``bodyWasRead`` is false.
     public var body: Data
     /// False for a notification claimed for processing with a kept record (``verified``): the
-    /// claim reads the record instead of the body (an App Store body is ~8.6 KB that PostgreSQL
-    /// read back from its TOAST table to be thrown away). Not stored; always true when encoded.
+    /// claim reads the record instead of the body (an App Store body, ~8.6 KB as received and
+    /// ~2.7 KB as stored, would be read back to be thrown away). Not stored; always true when
+    /// encoded.
     public var bodyWasRead = true
     /// What the store's adapter verified when it accepted the delivery, in that adapter's own
     /// encoding, so processing doesn't verify the same signatures again; nil when the adapter keeps

@@ -14,9 +14,8 @@ import StoreCore
 ///
 /// The transformation only moves bytes: each part is given back byte for byte, and base64url (or
 /// a certificate's base64) is kept decoded only where its text is the one canonical encoding of
-/// its bytes. So any body,
-/// whatever it holds, reads back exactly as received; what is not a token with a chain is kept as
-/// is. Layout (varint: unsigned LEB128):
+/// its bytes. So any body, whatever it holds, reads back exactly as received; what is not a token
+/// with a chain is kept as is. Layout (varint: unsigned LEB128):
 ///
 ///     stored   := body                                  -- as received, when it holds no such token
 ///                                                       -- and does not begin with a zero byte
