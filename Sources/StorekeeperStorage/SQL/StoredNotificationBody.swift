@@ -96,7 +96,7 @@ enum StoredNotificationBody {
     /// A certificate as an `x5c` array holds it: padded base64, its slashes written `\/` or not.
     fileprivate static func certificateText(_ certificate: ArraySlice<UInt8>, slashesEscaped: Bool) -> [UInt8] {
         var url: [UInt8] = []
-        Array(certificate).withUnsafeBufferPointer { Base64URL.append($0, to: &url) }
+        certificate.withUnsafeBufferPointer { Base64URL.append($0, to: &url) }
         var text: [UInt8] = []
         text.reserveCapacity(url.count + url.count / 32 + 2)
         for byte in url {
@@ -154,7 +154,7 @@ enum StoredNotificationBody {
                 let secondDot = Self.firstIndex(of: dot, in: text, from: firstDot + 1),
                 Self.firstIndex(of: dot, in: text, from: secondDot + 1) == nil,
                 let header = Base64URL.decodeCanonical(UnsafeBufferPointer(rebasing: text[..<firstDot])),
-                let keyStart = Self.firstIndex(of: chainKey, in: header),
+                let keyStart = header.firstRange(of: chainKey)?.lowerBound,
                 let chainEnd = header[(keyStart + chainKey.count)...].firstIndex(of: UInt8(ascii: "]")),
                 let payload = Base64URL.decodeCanonical(
                     UnsafeBufferPointer(rebasing: text[(firstDot + 1)..<secondDot])),
@@ -289,19 +289,6 @@ enum StoredNotificationBody {
             guard let found = memchr(base + start, Int32(byte), bytes.count - start) else { return nil }
             return base.distance(to: found.assumingMemoryBound(to: UInt8.self))
         }
-
-        static func firstIndex(of needle: [UInt8], in bytes: [UInt8]) -> Int? {
-            guard bytes.count >= needle.count else { return nil }
-            return bytes.withUnsafeBufferPointer { buffer -> Int? in
-                var from = 0
-                while let candidate = firstIndex(of: needle[0], in: buffer, from: from) {
-                    guard candidate + needle.count <= buffer.count else { return nil }
-                    if needle.indices.allSatisfy({ buffer[candidate + $0] == needle[$0] }) { return candidate }
-                    from = candidate + 1
-                }
-                return nil
-            }
-        }
     }
 
     private struct Decoder {
@@ -341,7 +328,7 @@ enum StoredNotificationBody {
                     output.append(dot)
                     payload.withUnsafeBufferPointer { Base64URL.append($0, to: &output) }
                     output.append(dot)
-                    Array(signature).withUnsafeBufferPointer { Base64URL.append($0, to: &output) }
+                    signature.withUnsafeBufferPointer { Base64URL.append($0, to: &output) }
                 case let tag: throw corrupt("a stored body has the unknown part \(tag)")
                 }
             }
