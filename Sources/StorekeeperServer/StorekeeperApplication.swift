@@ -106,8 +106,8 @@ public final class StorekeeperApplication: Sendable {
         let worker = NotificationWorker(inbox: inbox, interval: configuration.processing.pollInterval, logger: logger)
         self.worker = worker
         // Background jobs run on one instance at a time among those sharing the database: the one
-        // holding the job's lease, renewed every round (and during long ones) and taken over once a dead
-        // holder's runs out.
+        // holding the job's lease, renewed every third of it (during long rounds too) and taken over
+        // once a dead holder's runs out.
         let jobLease = configuration.processing.jobLease
         func lease(_ name: String, every interval: TimeInterval) -> JobLease {
             JobLease(

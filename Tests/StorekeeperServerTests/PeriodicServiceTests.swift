@@ -1,12 +1,13 @@
 import Foundation
 import Logging
+import SQLKit
 import ServiceLifecycle
 import StoreCore
-import StorekeeperStorage
 import Synchronization
 import Testing
 
 @testable import StorekeeperServer
+@testable import StorekeeperStorage
 
 /// Two instances sharing one database run a leased background job one at a time: the holder's
 /// rounds run, the other's are skipped, and the other takes over when the holder stops.
@@ -103,6 +104,45 @@ import Testing
             #expect(stolen)
             await #expect(throws: JobLeaseLost.self) { try await round.value }
             #expect(!finished.withLock { $0 })
+        }
+    }
+
+    /// An idle holder's rounds run without writing its lease until a third of it has passed since
+    /// it was last renewed; then the next round renews it. Another instance cannot take it
+    /// meanwhile, and once it has run out the holder asks again instead of running on.
+    @Test func aHolderRenewsItsLeaseEveryThirdOfItNotEveryRound() async throws {
+        try await TemporaryStorage.withSQLite { storage async throws in
+            let start = Date(timeIntervalSince1970: 1_800_000_000)
+            let clock = SettableWallClock(start)
+            let first = JobLease(name: "delivery", holder: "first", duration: 60, storage: storage, clock: clock)
+            let second = JobLease(name: "delivery", holder: "second", duration: 60, storage: storage, clock: clock)
+            func expiry() async throws -> Date {
+                try await storage.transaction { transaction async throws -> Date in
+                    let database = try #require((transaction as? SQLStorageTransaction)?.database)
+                    let milliseconds = try #require(
+                        try await database.raw("SELECT expires_at FROM job_leases WHERE name = 'delivery'")
+                            .first()?.decode(column: "expires_at", as: Int64.self))
+                    return Date(timeIntervalSince1970: Double(milliseconds) / 1000)
+                }
+            }
+            func round(_ lease: JobLease, at seconds: TimeInterval) async throws -> Bool {
+                clock.set(start.addingTimeInterval(seconds))
+                return try await lease.runIfHeld {}
+            }
+            #expect(try await round(first, at: 0))
+            #expect(try await expiry() == start.addingTimeInterval(60))
+            for seconds in [1, 10, 19.9] as [TimeInterval] {
+                #expect(try await round(first, at: seconds))
+                #expect(try await expiry() == start.addingTimeInterval(60), "renewed at \(seconds) s")
+                #expect(try await !round(second, at: seconds))
+            }
+            #expect(try await round(first, at: 20))
+            #expect(try await expiry() == start.addingTimeInterval(80))
+            // The holder stops (paused, say) and its lease runs out: the other takes the job, and
+            // the holder's next round asks and does not run.
+            #expect(try await round(second, at: 80))
+            #expect(try await !round(first, at: 81))
+            #expect(try await expiry() == start.addingTimeInterval(140))
         }
     }
 

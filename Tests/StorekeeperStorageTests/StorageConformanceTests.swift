@@ -1102,6 +1102,34 @@ import Testing
         }
     }
 
+    /// An instance that does not hold a job's lease asks for it every round of the job (every second
+    /// for webhook delivery): that must not write. On PostgreSQL an upsert whose update condition
+    /// fails still locks the row, and a row lock is a write (the row's `xmax`, a WAL record).
+    @Test(.enabled(if: PostgresAdmin.serverURL != nil, "needs STOREKEEPER_TEST_POSTGRES_URL"))
+    func askingForALeaseHeldByAnotherWritesNothing() async throws {
+        try await TestDatabase.withFresh(.postgresql) { storage, _ async throws in
+            #expect(
+                try await storage.transaction {
+                    try await $0.acquireJobLease("delivery", holder: "a", now: at(0), until: at(60_000))
+                })
+            for now in [1_000, 2_000, 3_000] as [Int64] {
+                #expect(
+                    try await !storage.transaction {
+                        try await $0.acquireJobLease("delivery", holder: "b", now: at(now), until: at(now + 60_000))
+                    })
+            }
+            let locker = try await storage.transaction { transaction -> String in
+                let database = try #require((transaction as? SQLStorageTransaction)?.database)
+                return try #require(
+                    try await database.raw(
+                        "SELECT CAST(xmax AS TEXT) AS locker FROM job_leases WHERE name = 'delivery'"
+                    )
+                    .first()?.decode(column: "locker", as: String.self))
+            }
+            #expect(locker == "0", "the row was locked by transaction \(locker)")
+        }
+    }
+
     /// Quota admissions: recorded with growing ids, read by scope after an id and a time, pruned by
     /// time; scopes apart.
     @Test(arguments: Backend.available)

@@ -872,16 +872,26 @@ struct SQLStorageTransaction: StorageTransaction {
     // MARK: Job leases
 
     func acquireJobLease(_ name: String, holder: String, now: Date, until expiry: Date) async throws -> Bool {
-        let taken = try await rows(
+        // Renewed or taken over by an update that matches only then, else inserted unless the row
+        // exists: asking for a lease another holds writes nothing. (One upsert with a condition on
+        // its update locked the row whenever the condition failed, on PostgreSQL a write: every
+        // instance's every round of every job.)
+        let expiresAt = StoredTime.milliseconds(expiry)
+        let renewed = try await rows(
             """
-            INSERT INTO job_leases (name, holder, expires_at)
-            VALUES (\(bind: name), \(bind: holder), \(bind: StoredTime.milliseconds(expiry)))
-            ON CONFLICT (name) DO UPDATE SET holder = excluded.holder, expires_at = excluded.expires_at
-            WHERE job_leases.holder = excluded.holder
-               OR job_leases.expires_at <= \(bind: StoredTime.milliseconds(now))
+            UPDATE job_leases SET holder = \(bind: holder), expires_at = \(bind: expiresAt)
+            WHERE name = \(bind: name)
+              AND (holder = \(bind: holder) OR expires_at <= \(bind: StoredTime.milliseconds(now)))
             RETURNING holder
             """)
-        return !taken.isEmpty
+        guard renewed.isEmpty else { return true }
+        let inserted = try await rows(
+            """
+            INSERT INTO job_leases (name, holder, expires_at) VALUES (\(bind: name), \(bind: holder), \(bind: expiresAt))
+            ON CONFLICT (name) DO NOTHING
+            RETURNING holder
+            """)
+        return !inserted.isEmpty
     }
 
     func releaseJobLease(_ name: String, holder: String) async throws {
