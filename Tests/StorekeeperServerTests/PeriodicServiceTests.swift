@@ -107,6 +107,43 @@ import Testing
         }
     }
 
+    /// A holder whose renewals cannot get through (here the database file's write lock is held by
+    /// another connection; SQLite waits up to 5 s for it) stops its round when its lease runs out,
+    /// since another instance may take the job from then on, not when a renewal gives up.
+    @Test func aRoundStopsWhenItsLeaseRunsOutWhileARenewalWaits() async throws {
+        try await TemporaryStorage.withSQLiteFile { storage, path in
+            let lease = JobLease(
+                name: "delivery", holder: "first", duration: 0.9, storage: storage, clock: SystemWallClock())
+            let (started, startedSignal) = AsyncStream.makeStream(of: ContinuousClock.Instant.self)
+            let finished = Mutex(false)
+            let round = Task {
+                try await lease.runIfHeld {
+                    startedSignal.yield(.now)
+                    try await Task.sleep(for: .seconds(4))
+                    finished.withLock { $0 = true }
+                }
+            }
+            var roundStart = ContinuousClock.now
+            for await instant in started {
+                roundStart = instant
+                break
+            }
+            let other = try await StorageFactory.open(path, logger: TemporaryStorage.quietLogger)
+            let blocker = Task {
+                try await other.transaction { transaction in
+                    try await transaction.setCursor("blocker", to: "holding the write lock")
+                    try await Task.sleep(for: .seconds(3))
+                }
+            }
+            await #expect(throws: JobLeaseLost.self) { try await round.value }
+            let stoppedAfter = ContinuousClock.now - roundStart
+            #expect(!finished.withLock { $0 })
+            #expect(stoppedAfter < .seconds(2.5), "stopped \(stoppedAfter) after the round began")
+            try await blocker.value
+            try await other.close()
+        }
+    }
+
     /// An idle holder's rounds run without writing its lease until a third of it has passed since
     /// it was last renewed; then the next round renews it. Another instance cannot take it
     /// meanwhile, and once it has run out the holder asks again instead of running on.

@@ -61,7 +61,7 @@ public final class JobLease: Sendable {
         }
         try await withThrowingTaskGroup(of: Void.self) { group in
             group.addTask { try await body() }
-            group.addTask { try await self.renewWhileHeld(until: heldSince.addingTimeInterval(self.duration)) }
+            group.addTask { try await self.renewWhileHeld(renewedAt: heldSince) }
             // The first to finish decides: the round's end (which stops the renewals), or the
             // lease's loss (thrown, which cancels the round).
             try await group.next()
@@ -80,20 +80,44 @@ public final class JobLease: Sendable {
         }
     }
 
-    /// Renews the lease every third of `duration` until cancelled; throws ``JobLeaseLost`` once
-    /// it is held no more. A renewal that fails (the database briefly unreachable) is retried at
-    /// the next beat, until the last successful one has run out.
-    private func renewWhileHeld(until expiry: Date) async throws {
-        var heldUntil = expiry
+    /// Renews the lease every third of `duration` after its last renewal until cancelled; throws
+    /// ``JobLeaseLost`` once it is held no more: another instance took it, or it ran out while
+    /// renewals failed (the database briefly unreachable: a failed one is tried again a third
+    /// later) or hung, whichever comes first.
+    private func renewWhileHeld(renewedAt start: Date) async throws {
+        var heldUntil = start.addingTimeInterval(duration)
+        var nextBeat = start.addingTimeInterval(duration / 3)
         while true {
-            try await Task.sleep(for: .seconds(duration / 3))
+            try await Task.sleep(for: .seconds(max(0, nextBeat.timeIntervalSince(clock.now()))))
             let attempted = clock.now()
+            guard attempted < heldUntil else { throw JobLeaseLost(name: name) }
             do {
-                guard try await acquire() else { throw JobLeaseLost(name: name) }
+                guard try await renew(before: heldUntil) else { throw JobLeaseLost(name: name) }
                 heldUntil = attempted.addingTimeInterval(duration)
-            } catch let error where !(error is JobLeaseLost) && !(error is CancellationError) {
-                if clock.now() >= heldUntil { throw JobLeaseLost(name: name) }
+            } catch let error where !(error is JobLeaseLost) && !(error is CancellationError) {}
+            nextBeat = attempted.addingTimeInterval(duration / 3)
+        }
+    }
+
+    /// ``acquire()``, unless `deadline` comes first (a renewal waiting on a database that does
+    /// not answer): then the lease is lost, since another instance may take it from then on. The
+    /// renewal is left to finish on its own (a task group would wait for it, however long the
+    /// database keeps it): if it gets through after all, this instance holds the lease again.
+    private func renew(before deadline: Date) async throws -> Bool {
+        let renewal = Task { try await self.acquire() }
+        let outcome = FirstOutcome<Bool>()
+        return try await withTaskCancellationHandler {
+            try await withCheckedThrowingContinuation { continuation in
+                outcome.wait(continuation)
+                Task { outcome.settle(await renewal.result) }
+                Task { [name, clock] in
+                    try? await Task.sleep(for: .seconds(max(0, deadline.timeIntervalSince(clock.now()))))
+                    outcome.settle(.failure(JobLeaseLost(name: name)))
+                }
             }
+        } onCancel: {
+            renewal.cancel()
+            outcome.settle(.failure(CancellationError()))
         }
     }
 
@@ -109,4 +133,50 @@ public final class JobLease: Sendable {
 public struct JobLeaseLost: Error, CustomStringConvertible, Sendable {
     public let name: String
     public var description: String { "the lease on job \(name) was taken by another instance" }
+}
+
+/// Whichever of several racing outcomes comes first, given to one waiting continuation; the later
+/// ones are dropped.
+private final class FirstOutcome<Value: Sendable>: Sendable {
+    private enum State {
+        case idle
+        case waiting(CheckedContinuation<Value, any Error>)
+        /// Settled before anyone waited.
+        case settled(Result<Value, any Error>)
+        case done
+    }
+
+    private let state = Mutex(State.idle)
+
+    func wait(_ continuation: CheckedContinuation<Value, any Error>) {
+        let early: Result<Value, any Error>? = state.withLock { state in
+            switch state {
+            case .idle:
+                state = .waiting(continuation)
+                return nil
+            case .settled(let result):
+                state = .done
+                return result
+            case .waiting, .done:
+                return nil
+            }
+        }
+        if let early { continuation.resume(with: early) }
+    }
+
+    func settle(_ result: Result<Value, any Error>) {
+        let waiting: CheckedContinuation<Value, any Error>? = state.withLock { state in
+            switch state {
+            case .idle:
+                state = .settled(result)
+                return nil
+            case .waiting(let continuation):
+                state = .done
+                return continuation
+            case .settled, .done:
+                return nil
+            }
+        }
+        waiting?.resume(with: result)
+    }
 }
