@@ -143,10 +143,12 @@ public protocol StorageTransaction: ConsoleQueries, OverviewRollupQueries, Senda
     /// Appends the entry unless one with the same customer and idempotency key exists; returns the
     /// entry that stands (the new one, or the earlier one with that key).
     func appendLedgerEntry(_ entry: LedgerEntry) async throws -> LedgerEntry
-    /// Holds the customer's `balance` for this transaction, so that transactions that read a
-    /// balance and then change it (a debit checks it first) take turns: two concurrent debits never
-    /// both see the same balance. Released when the transaction ends.
-    func lockBalance(_ balance: String, of customer: CustomerID) async throws
+    /// Holds the customers' balances for this transaction (released when it ends): every
+    /// transaction that reads a customer's ledger to decide what to post takes this first — a
+    /// debit, a batch reading ahead (``beginBatch(_:)``), a credit's reconciliation, credits moved
+    /// with a purchase — so none decides on a balance another is about to change. Taken in one
+    /// order whatever the order of `customers`.
+    func lockBalances(of customers: [CustomerID]) async throws
     /// Sum of entries per balance name.
     func balances(of customer: CustomerID) async throws -> [String: Int]
     /// What the ledger holds for one store transaction (credits and refund adjustments).

@@ -31,6 +31,50 @@ import Testing
         }
     }
 
+    /// A debit while a processing batch that takes credits back (a refund) is uncommitted: the
+    /// debit waits for it and is checked against what it left. (The debit once took a lock of its
+    /// own, read 10 coins the batch was about to take, and spent 5 of them: the balance ended at
+    /// -5.)
+    @Test(.enabled(if: PostgresAdmin.serverURL != nil, "needs STOREKEEPER_TEST_POSTGRES_URL"))
+    func aDebitIsCheckedAgainstWhatAConcurrentBatchLeaves() async throws {
+        let serverURL = try #require(PostgresAdmin.serverURL)
+        try await PostgresAdmin.withFreshDatabase(serverURL: serverURL) { url in
+            var logger = Logger(label: "test")
+            logger.logLevel = .critical
+            let storage = try await StorageFactory.open(url, logger: logger)
+            try await storage.migrate()
+            let application = try StorekeeperApplication(
+                configuration: StorekeeperConfiguration(storageURL: url, apiKeys: [], apps: [], catalog: Catalog()),
+                storage: storage, logger: logger)
+            let cora = CustomerID("cora")
+            let token = try await application.customers.createOrFetch(cora).customer.appAccountToken
+            @Sendable func entry(_ amount: Int, _ reason: LedgerEntry.Reason, _ key: String) -> LedgerEntry {
+                LedgerEntry(
+                    customerID: cora, balance: "coins", amount: amount, reason: reason, idempotencyKey: key,
+                    createdAt: Date())
+            }
+            try await storage.transaction { _ = try await $0.appendLedgerEntry(entry(10, .purchase, "grant")) }
+            let (posted, postedSignal) = AsyncStream.makeStream(of: Void.self)
+            let batch = Task {
+                try await storage.transaction { transaction in
+                    // As processing does: the batch reads ahead what it will change, then posts.
+                    try await transaction.beginBatch(BatchReads(accountTokens: [token]))
+                    _ = try await transaction.appendLedgerEntry(entry(-10, .refundAdjustment, "refund"))
+                    _ = try await transaction.customer(cora)  // a statement: the kept entry is sent first
+                    postedSignal.yield()
+                    try await Task.sleep(for: .milliseconds(500))
+                }
+            }
+            for await _ in posted { break }
+            await #expect(throws: ServerError.self) {
+                _ = try await application.customers.debit(cora, balance: "coins", amount: 5, idempotencyKey: "d")
+            }
+            try await batch.value
+            #expect(try await storage.transaction { try await $0.balances(of: cora)["coins"] } == 0)
+            try await storage.close()
+        }
+    }
+
     /// 200 debits of 1 on a balance of 100, half through each of two instances: exactly 100
     /// succeed, every answer's remaining balance is at least 0, and the balance ends at 0.
     func debitFromTwoInstances(storageURL: String) async throws {

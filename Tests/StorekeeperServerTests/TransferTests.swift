@@ -72,6 +72,42 @@ import Testing
         }
     }
 
+    /// A coin pack moved to another customer while its owner's debit of all of it is uncommitted:
+    /// the transfer waits for the debit and moves nothing, as nothing is left unspent. (It once
+    /// read the ledger without the debit's lock, moved all 100 to the new owner, and the old one
+    /// ended at -100: the same coins spent and moved.)
+    @Test(.enabled(if: ServerBackend.available.contains(.postgresql), "needs STOREKEEPER_TEST_POSTGRES_URL"))
+    func aTransferWaitsForTheOwnersDebitInProgress() async throws {
+        try await ServerHarness.run(on: .postgresql, policy: .transfer) { h in
+            let store = h.simulator.appStore
+            let token = try await h.createCustomer("cy")
+            let coins = try store.purchase(customer: "cy", product: "coins.100", appAccountToken: token)
+            try await h.settle()
+            _ = try await h.createCustomer("di")
+            let cy = CustomerID("cy")
+            let (debited, debitedSignal) = AsyncStream.makeStream(of: Void.self)
+            let debit = Task { [storage = h.storage] in
+                // As CustomerService's debit does, held open.
+                try await storage.transaction { transaction in
+                    try await transaction.lockBalances(of: [cy])
+                    _ = try await transaction.appendLedgerEntry(
+                        LedgerEntry(
+                            customerID: cy, balance: "coins", amount: -100, reason: .debit, idempotencyKey: "debit:all",
+                            createdAt: Date()))
+                    debitedSignal.yield()
+                    try await Task.sleep(for: .milliseconds(500))
+                }
+            }
+            for await _ in debited { break }
+            let moved = try await h.request(
+                .POST, "/v1/customers/di/purchases/app-store", json: #"{"transactionId": "\#(coins.transactionId)"}"#)
+            #expect(moved.status == 200)
+            try await debit.value
+            #expect(try await h.balances("cy")["coins"] == 0)
+            #expect(try await h.balances("di")["coins"] ?? 0 == 0)
+        }
+    }
+
     @Test func setAppAccountTokenRefusesFamilySharedTransactionsByName() async throws {
         try await ServerHarness.run(on: .sqlite) { h in
             let store = h.simulator.appStore

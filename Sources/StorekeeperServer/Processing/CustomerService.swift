@@ -211,9 +211,10 @@ public struct CustomerService: Sendable {
         let now = clock.now()
         return try await storage.transaction { transaction in
             guard try await transaction.customer(id) != nil else { throw ServerError.customerNotFound(id) }
-            // Concurrent debits of one balance take turns, so none is checked against a balance
-            // another is about to spend (at READ COMMITTED each would see the other's row too late).
-            try await transaction.lockBalance(balance, of: id)
+            // Taking turns with everything else that decides on this customer's ledger (other
+            // debits, processing batches, transfers), the debit is checked against a balance no one
+            // is about to change (at READ COMMITTED it would see their rows too late).
+            try await transaction.lockBalances(of: [id])
             // The ledger's own idempotency decides whether this debit is new: a repeat leaves the
             // balance as it was. A new one beyond the balance is refused, and throwing rolls its
             // insert back.

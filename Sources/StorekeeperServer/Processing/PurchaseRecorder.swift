@@ -284,6 +284,8 @@ public struct PurchaseRecorder: Sendable {
     ) async throws {
         guard isConsumable(purchase) else { return }
         let previous = transfer.from
+        // What is unspent is read with both ledgers held: a debit in progress is counted as spent.
+        try await transaction.lockBalances(of: [previous, transfer.to])
         let entries = try await transaction.ledgerEntries(of: previous)
         for record in try await transaction.transactions(of: purchase.key) {
             guard let product = catalog.product(record.fact.productID, in: purchase.key.store),
@@ -317,6 +319,7 @@ public struct PurchaseRecorder: Sendable {
     ) async throws {
         // Only a consumable's billing events credit anything: a subscription's need no reading.
         guard isConsumable(purchase), let customer = purchase.customerID, access.admits(purchase) else { return }
+        try await transaction.lockBalances(of: [customer])
         for record in try await transaction.transactions(of: purchase.key) {
             guard let product = catalog.product(record.fact.productID, in: purchase.key.store),
                 product.kind == .consumable, let balance = product.balance

@@ -132,12 +132,12 @@ extension SQLStorageTransaction {
     }
 
     /// The customers' balances, locked (PostgreSQL) so that nothing changes them under the batch:
-    /// the rows `FOR UPDATE` (debits, credits of other transactions), and first, in customer order,
-    /// a lock per customer that every batch takes, for balances no row holds yet (two batches
-    /// crediting a new balance at once would each have answered it without the other's credit).
+    /// first ``lockBalances(of:)``, the lock every transaction deciding on a customer's ledger takes
+    /// (it holds for balances no row holds yet: two batches crediting a new balance at once would
+    /// each have answered it without the other's credit), then the rows `FOR UPDATE`.
     private func readBalances(of customers: [CustomerID], into cache: inout SQLBatch.Cache) async throws {
         guard !customers.isEmpty else { return }
-        try await lock(customers.map { "balances:\($0.rawValue)" })
+        try await lockBalances(of: customers)
         for customer in customers { cache.balances[customer] = [:] }
         for (customer, totals) in try await balanceRows(of: customers, locking: true) {
             cache.balances[customer] = totals

@@ -531,8 +531,10 @@ struct SQLStorageTransaction: StorageTransaction {
         return try ledgerEntry(from: standing)
     }
 
-    func lockBalance(_ balance: String, of customer: CustomerID) async throws {
-        try await lock("balance:\(customer.rawValue)\u{1F}\(balance)")
+    func lockBalances(of customers: [CustomerID]) async throws {
+        // A batch took its customers' when it read ahead.
+        let unlocked = customers.filter { customer in batch.read { $0.balances[customer] } == nil }
+        try await lock(Set(unlocked).map { "balances:\($0.rawValue)" }.sorted())
     }
 
     func balances(of customer: CustomerID) async throws -> [String: Int] {
