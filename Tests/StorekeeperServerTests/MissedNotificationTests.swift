@@ -175,6 +175,42 @@ import Testing
         }
     }
 
+    /// A lost void whose purchase Google's API would not answer for during the catch-up (503s) is
+    /// looked for again at the next run, a day later, and applied: the voided purchases list is
+    /// read again from where it was before. (The cursor once moved on past it: the void was never
+    /// applied, and the refunded purchase kept granting access.)
+    @Test(arguments: ServerBackend.available) func aVoidTheStoreWouldNotAnswerForIsLookedForAgain(
+        _ backend: ServerBackend
+    ) async throws {
+        try await ServerHarness.run(on: backend) { h in
+            let play = h.simulator.googlePlay
+            let account = try await h.createCustomer("wes")
+            let options = PlayPurchaseOptions(obfuscatedExternalAccountId: account.uuidString)
+            let lifetime = try play.purchaseProduct(packageName: Self.package, productId: "lifetime", options: options)
+            try await h.settle()
+            play.injectPushFaults([.drop])
+            try play.refund(orderId: try #require(lifetime.orderId))
+            try await h.advance(days: 0.1)
+            #expect(try await h.entitlements("wes")["lifetime"]?.active == true)
+
+            h.simulator.faults.add([
+                APIFault(
+                    pathPrefix: "/androidpublisher/v3/applications/\(Self.package)/purchases/products/", status: 503,
+                    times: 100)
+            ])
+            let first = try await h.recover()
+            #expect(first[.voided] == 0)
+            #expect(first[.failures] == 1)
+            #expect(try await h.entitlements("wes")["lifetime"]?.active == true)
+
+            h.simulator.faults.clear()
+            try await h.advance(days: 1)
+            let second = try await h.recover()
+            #expect(second[.voided] == 1)
+            #expect(try await h.entitlements("wes")["lifetime"]?.state == "revoked")
+        }
+    }
+
     @Test(arguments: ServerBackend.available) func aFailedAcknowledgementIsRetriedBeforeGoogleRefunds(
         _ backend: ServerBackend
     ) async throws {

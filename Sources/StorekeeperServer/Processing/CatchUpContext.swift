@@ -19,6 +19,9 @@ public enum CatchUpKind: String, Sendable, Hashable, CaseIterable {
 /// What one catch-up run found.
 public struct CatchUpReport: Sendable, Hashable {
     public private(set) var counts: [CatchUpKind: Int] = [:]
+    /// Items skipped for a reason that may pass (the store unreachable, refusing or out of quota),
+    /// so that a step leaves its cursor where it was (``CatchUpContext/eachItem(_:_:_:)``).
+    public private(set) var itemsToReadAgain = 0
 
     public init() {}
 
@@ -26,6 +29,10 @@ public struct CatchUpReport: Sendable, Hashable {
 
     public mutating func count(_ kind: CatchUpKind, _ amount: Int = 1) {
         counts[kind, default: 0] += amount
+    }
+
+    mutating func noteItemToReadAgain() {
+        itemsToReadAgain += 1
     }
 }
 
@@ -98,8 +105,12 @@ public struct CatchUpContext: Sendable {
     }
 
     /// One item's work within a step: a storage failure ends the step (the next run retries it);
-    /// any other failure is logged, counted and skipped, so one item a store won't answer for (or
-    /// no configured verifier accepts) cannot hold back the rest, nor the cursor.
+    /// any other failure is logged, counted and skipped, so that one item cannot hold back the
+    /// rest. A failure that says something about the item (the store does not know the purchase,
+    /// no configured verifier accepts the notification) lets the step's cursor move on past it, or
+    /// it would be read again forever; any other (the store unreachable, refusing, or out of
+    /// quota) is noted in `report`, and the step keeps its cursor (``step(after:from:movingTo:_:_:)``):
+    /// a void or a notification found but not applied is looked for again at the next run.
     public func eachItem<Result>(
         _ what: String, _ report: inout CatchUpReport, _ body: () async throws -> Result
     ) async throws -> Result? {
@@ -109,8 +120,47 @@ public struct CatchUpContext: Sendable {
             throw error
         } catch {
             report.count(.failures)
-            logger.warning("catch-up skipped an item", metadata: ["item": "\(what)", "error": "\(error)"])
+            let aboutTheItem = Self.isAboutTheItem(error)
+            if !aboutTheItem { report.noteItemToReadAgain() }
+            logger.warning(
+                "catch-up skipped an item",
+                metadata: ["item": "\(what)", "error": "\(error)", "readAgain": "\(!aboutTheItem)"])
             return nil
+        }
+    }
+
+    /// Runs one step, `body`, over what a store lists after `cursor` (from `start`, where the
+    /// cursor was or, at first, the lookback), then moves the cursor to `date`, unless one of the
+    /// step's items failed for a reason that may pass (``eachItem(_:_:_:)``): then the cursor
+    /// stays at `start` (stored, so that a first run's lookback does not slide on), the next run
+    /// reads the same items again, and what this one applied is not applied twice (a fact is
+    /// recorded once, a stored notification not stored again).
+    public func step(
+        after cursor: CatchUpCursor, from start: Date, movingTo date: Date, _ report: inout CatchUpReport,
+        _ body: (inout CatchUpReport) async throws -> Void
+    ) async throws {
+        let before = report.itemsToReadAgain
+        try await body(&report)
+        guard report.itemsToReadAgain == before else {
+            logger.notice(
+                "catch-up keeps its cursor: items to read again at the next run",
+                metadata: ["cursor": "\(cursor)", "items": "\(report.itemsToReadAgain - before)"])
+            try await cursors.set(cursor, to: start)
+            return
+        }
+        try await cursors.set(cursor, to: date)
+    }
+
+    /// Whether `error` is the store's (or this server's) verdict on the item itself, which trying
+    /// again will not change.
+    static func isAboutTheItem(_ error: any Error) -> Bool {
+        guard let error = error as? ServerError else { return false }
+        return switch error.code {
+        case .purchaseNotFound, .invalidSignedData, .malformedPayload, .unknownApp, .environmentNotAccepted,
+            .sandboxPurchaseInProduction, .unknownProduct, .purchaseAppUnknown:
+            true
+        default:
+            false
         }
     }
 }

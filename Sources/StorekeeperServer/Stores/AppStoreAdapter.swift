@@ -332,18 +332,22 @@ public struct AppStoreAdapter: StoreAdapter, TranslatesStoreErrors {
                 let start = try await context.cursors.date(
                     cursor, default: now - context.settings.historyLookback, oldest: now - 179 * 86_400)
                 let request = NotificationHistoryRequest(startDate: start, endDate: now)
-                do {
-                    for try await entry in client.notificationHistory(request) {
-                        let body = try JSONEncoder().encode(["signedPayload": entry.signedPayload])
-                        let new = try await context.eachItem("notification history entry", &report) {
-                            try await context.storeFromHistory(.appStore, body: body)
+                try await context.step(
+                    after: cursor, from: start, movingTo: max(start, now - context.settings.overlap), &report
+                ) {
+                    report in
+                    do {
+                        for try await entry in client.notificationHistory(request) {
+                            let body = try JSONEncoder().encode(["signedPayload": entry.signedPayload])
+                            let new = try await context.eachItem("notification history entry", &report) {
+                                try await context.storeFromHistory(.appStore, body: body)
+                            }
+                            stored += new == true ? 1 : 0
                         }
-                        stored += new == true ? 1 : 0
+                    } catch {
+                        throw Self.translate(error)
                     }
-                } catch {
-                    throw Self.translate(error)
                 }
-                try await context.cursors.set(cursor, to: max(start, now - context.settings.overlap))
             }
         }
         report.count(.history, stored)

@@ -303,13 +303,19 @@ public struct GooglePlayAdapter: StoreAdapter, TranslatesStoreErrors {
                     voided[token, default: []].append(entry)
                 }
             }
-            for (token, entries) in voided.sorted(by: { $0.key < $1.key }) {
-                let applied = try await context.eachItem("voided purchase \(entries.first?.orderId ?? "")", &report) {
-                    try await applyVoid(app.id, token: token, entries: entries, context)
+            try await context.step(
+                after: cursor, from: start, movingTo: max(start, now - context.settings.overlap), &report
+            ) {
+                report in
+                for (token, entries) in voided.sorted(by: { $0.key < $1.key }) {
+                    let applied = try await context.eachItem(
+                        "voided purchase \(entries.first?.orderId ?? "")", &report
+                    ) {
+                        try await applyVoid(app.id, token: token, entries: entries, context)
+                    }
+                    report.count(.voided, applied == true ? 1 : 0)
                 }
-                report.count(.voided, applied == true ? 1 : 0)
             }
-            try await context.cursors.set(cursor, to: max(start, now - context.settings.overlap))
         }
     }
 
