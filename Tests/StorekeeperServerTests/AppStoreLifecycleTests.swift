@@ -164,6 +164,32 @@ import Testing
         }
     }
 
+    /// An app that presents a renewed subscription by its original transaction (what many apps
+    /// keep) links it in its current state, read from the subscription's latest transaction.
+    /// (The submitted transaction's period had ended while the status said active: it was taken
+    /// for an upgraded one and refused with 422 `transaction-upgraded`.)
+    @Test func aRenewedSubscriptionPresentedByItsOriginalTransactionIsLinked() async throws {
+        try await ServerHarness.run { h in
+            let store = h.simulator.appStore
+            let bought = try store.purchase(customer: "hana", product: "pro.monthly")
+            try await h.settle()
+            try await h.advance(days: 62)
+            #expect(store.subscription(bought.originalTransactionId)?.transactionIds.count == 3)
+            _ = try await h.createCustomer("hana")
+            let (status, body) = try await h.request(
+                .POST, "/v1/customers/hana/purchases/app-store",
+                json: #"{"transactionId": "\#(bought.originalTransactionId)"}"#)
+            #expect(status == 200, "\(body)")
+            let pro = try await h.entitlements("hana")["pro"]
+            #expect(pro?.active == true)
+            let stored = try await h.storage.transaction {
+                try await $0.purchase(.appStore(bought.originalTransactionId))
+            }
+            #expect(stored?.customerID == CustomerID("hana"))
+            #expect(stored?.expiresAt == store.subscription(bought.originalTransactionId)?.expiresDate)
+        }
+    }
+
     @Test func aSecondCustomerPresentingTheSamePurchaseMeetsThePolicy() async throws {
         for policy in [OwnershipPolicy.keep, .transfer] {
             try await ServerHarness.run(policy: policy) { h in

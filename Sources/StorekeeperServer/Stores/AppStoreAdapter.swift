@@ -244,6 +244,7 @@ public struct AppStoreAdapter: StoreAdapter, TranslatesStoreErrors {
     func submittedObservation(_ transaction: JWSTransaction) async throws -> PurchaseObservation {
         var renewalInfo: JWSRenewalInfo?
         var status: SubscriptionStatus?
+        var latest: JWSTransaction?
         if transaction.type == .autoRenewableSubscription, let original = transaction.originalTransactionId,
             let bundleID = transaction.bundleId, let environment = AppStoreFacts.environment(transaction.environment),
             let client = try? apps.client(AppID(bundleID), environment)
@@ -254,12 +255,20 @@ public struct AppStoreAdapter: StoreAdapter, TranslatesStoreErrors {
             }
             renewalInfo = item?.renewalInfo
             status = item?.status
+            latest = item?.transaction
         }
-        let observedAt =
-            AppStoreFacts.observedAt(transaction.signedDate, renewalInfo?.signedDate) ?? clock.now()
-        var observation = try AppStoreFacts.observation(
-            transaction: transaction, renewalInfo: renewalInfo, status: status, observedAt: observedAt,
-            catalog: catalog)
+        func observing(_ transaction: JWSTransaction) throws(ServerError) -> PurchaseObservation {
+            let observedAt =
+                AppStoreFacts.observedAt(transaction.signedDate, renewalInfo?.signedDate) ?? clock.now()
+            return try AppStoreFacts.observation(
+                transaction: transaction, renewalInfo: renewalInfo, status: status, observedAt: observedAt,
+                catalog: catalog)
+        }
+        var observation = try observing(transaction)
+        // An earlier transaction of the subscription (its original, a past renewal, one upgraded
+        // within the group) does not state the subscription's state; its latest one, as the
+        // status answer gives it, does.
+        if case .billingEvent = observation, let latest { observation = try observing(latest) }
         // A transaction from before Apple carried appTransactionId: Get App Transaction Info names it.
         if case .purchase(var fact, let older) = observation, fact.appTransactionID == nil,
             let transactionID = transaction.transactionId,
