@@ -36,14 +36,13 @@ public struct ChangeSet: Sendable {
         }
     }
 
-    /// Records a billing event merged; only a change of its refund matters to events.
+    /// Records a billing event merged; only a change of its refunded share matters to events (a
+    /// revocation that refunds nothing, Family Sharing's end, is the purchase's `purchase.revoked`).
     public mutating func transactionSaved(before: TransactionRecord?, after: TransactionRecord) {
         if before == nil { newBillingEvents[after.purchaseKey, default: []].append(after) }
-        let wasRevoked = before?.fact.revokedAt != nil
-        let isRevoked = after.fact.revokedAt != nil
-        let shareBefore = wasRevoked ? (before?.fact.refundedFraction ?? 0) : 0
-        let shareAfter = isRevoked ? after.fact.refundedFraction : 0
-        guard wasRevoked != isRevoked || shareBefore != shareAfter else { return }
+        let shareBefore = before?.fact.revokedAt != nil ? (before?.fact.refundedFraction ?? 0) : 0
+        let shareAfter = after.fact.revokedAt != nil ? after.fact.refundedFraction : 0
+        guard shareBefore != shareAfter else { return }
         refunds.append((before, after))
     }
 

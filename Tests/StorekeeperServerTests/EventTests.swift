@@ -50,6 +50,36 @@ import Testing
         try #require(try JSONSerialization.jsonObject(with: body) as? [String: Any])
     }
 
+    /// A subscription shared through Family Sharing, then no longer shared: the family member paid
+    /// nothing, so nothing was refunded. The purchase is revoked (`purchase.revoked`), not
+    /// refunded. (Apple's `FAMILY_REVOKE` was once taken for a full refund: `purchase.refunded`,
+    /// and the overview counted a refund.)
+    @Test func aFamilyRevocationIsARevocationNotARefund() async throws {
+        let receiver = WebhookReceiver()
+        try await receiver.run(port: 0) { port in
+            try await Self.run(on: .sqlite, url: Self.hookURL(port)) { h in
+                let store = h.simulator.appStore
+                _ = try await h.createCustomer("nora")
+                let appTransaction = try store.signedAppTransaction(customer: "nora", bundleId: ServerHarness.bundleID)
+                let linked = try await h.request(
+                    .POST, "/v1/customers/nora/app-transactions",
+                    json: #"{"signedAppTransaction": "\#(appTransaction)"}"#)
+                #expect(linked.status == 200)
+                let shared = try store.purchase(customer: "nora", product: "pro.monthly", ownership: .familyShared)
+                try await h.settle()
+                try store.revokeFamilySharing(transactionId: shared.transactionId)
+                try await h.settle()
+                #expect(try await h.entitlements("nora")["pro"]?.active == false)
+
+                try await h.application.webhooks.run()
+                let types = try await Self.feed(h).map { $0.1["type"] as? String ?? "" }
+                #expect(types.contains("purchase.revoked"), "\(types)")
+                #expect(!types.contains("purchase.refunded"), "\(types)")
+                #expect(types.contains("entitlement.revoked"), "\(types)")
+            }
+        }
+    }
+
     @Test(arguments: ServerBackend.available) func appStoreLifecycleProducesSignedOrderedEvents(
         _ backend: ServerBackend
     ) async throws {

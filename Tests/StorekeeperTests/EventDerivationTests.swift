@@ -74,6 +74,20 @@ import Testing
         #expect(repeated.isEmpty)
     }
 
+    @Test func aRevocationThatRefundsNothingIsTheRevocationNotARefund() {
+        var changes = ChangeSet()
+        changes.purchaseSaved(before: purchase(.active), after: purchase(.revoked))
+        let shared = TransactionFact(id: "t1", productID: "monthly", purchasedAt: now, observedAt: now)
+        var revoked = shared
+        revoked.revokedAt = now  // Family Sharing ended: nothing refunded
+        let key = PurchaseKey(store: .appStore, id: "1")
+        changes.transactionSaved(
+            before: TransactionRecord(purchaseKey: key, fact: shared),
+            after: TransactionRecord(purchaseKey: key, fact: revoked))
+        let events = changes.events(entitlementsBefore: [:], entitlementsAfter: [:], balancesAfter: [:])
+        #expect(events.map(\.type) == [.purchaseRevoked])
+    }
+
     @Test func entitlementsThatStartOrStopGrantingAreEvents() {
         let catalog = Catalog([
             CatalogProduct(id: "monthly", store: .appStore, kind: .subscription, entitlements: ["pro"])

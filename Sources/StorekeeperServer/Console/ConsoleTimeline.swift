@@ -60,7 +60,9 @@ extension Console {
                     entries.append(
                         ConsoleTimelineEntry(
                             at: revoked, kind: .refund, purchase: key,
-                            detail: "<code>\(fact.id)</code> refunded \(share)%"))
+                            detail: share > 0
+                                ? "<code>\(fact.id)</code> refunded \(share)%"
+                                : "<code>\(fact.id)</code> revoked, nothing refunded"))
                 }
             }
             for transfer in try await transaction.transfers(of: key) {

@@ -137,7 +137,8 @@ public enum AppStoreFacts {
         _ transaction: JWSTransaction, id: String, productID: String, observedAt: Date
     ) -> TransactionFact {
         let refunded: Double
-        if transaction.revocationDate == nil {
+        if transaction.revocationDate == nil || transaction.revocationType == .familyRevoke {
+            // A family member paid nothing: what Family Sharing's end revokes, it does not refund.
             refunded = 0
         } else if transaction.revocationType == .refundProrated, let share = transaction.revocationPercentage {
             // Milli-percent: 100000 is the whole transaction.

@@ -49,7 +49,7 @@ extension SQLStorageTransaction {
             SELECT \(slice), \(day("t.revoked_at")) AS day, 'refunded' AS kind, '' AS currency, COUNT(*) AS count,
                    0 AS amount
             FROM transactions t JOIN purchases p ON p.store = t.store AND p.id = t.purchase_id
-            WHERE t.revoked_at IS NOT NULL
+            WHERE t.revoked_at IS NOT NULL AND t.refunded_fraction > 0
             GROUP BY \(grouping), \(day("t.revoked_at"))
             """,
             """
