@@ -174,13 +174,14 @@ public final class PushAuthenticator: Sendable {
             case let many as [Any]: many.compactMap { $0 as? String }
             default: []
             }
+        // What the token said, not what is expected: the refusal goes back to whoever pushed.
         guard audiences.contains(configuration.audience) else {
-            throw PushAuthenticationError(.wrongAudience, "aud is not \(configuration.audience)")
+            throw PushAuthenticationError(.wrongAudience, "aud \(audiences) is not the configured push audience")
         }
-        guard let email = claims["email"] as? String,
-            email.caseInsensitiveCompare(configuration.serviceAccountEmail) == .orderedSame
-        else {
-            throw PushAuthenticationError(.wrongEmail, "email is not \(configuration.serviceAccountEmail)")
+        let email = claims["email"] as? String
+        guard let email, email.caseInsensitiveCompare(configuration.serviceAccountEmail) == .orderedSame else {
+            throw PushAuthenticationError(
+                .wrongEmail, "email \(email ?? "(none)") is not the configured push service account")
         }
         let verified: Bool =
             switch claims["email_verified"] {
