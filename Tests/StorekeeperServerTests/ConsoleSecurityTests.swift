@@ -2,9 +2,11 @@ import Foundation
 import Hummingbird
 import HummingbirdTesting
 import Storekeeper
-import StorekeeperServer
 import StorekeeperStorage
+import Synchronization
 import Testing
+
+@testable import StorekeeperServer
 
 /// The console's guards, through Hummingbird's router test client on a real application (SQLite):
 /// anonymous requests, roles, CSRF tokens, escaping, cookie flags, expiry and sign-out.
@@ -174,6 +176,27 @@ import Testing
                     #expect(response.headers[.setCookie] == nil)
                 }
             }
+        }
+    }
+
+    /// A password check (PBKDF2: a tenth of a second of a core or more) runs on the checks' own
+    /// queue, one at a time, not on the request's event loop: with that queue busy, a sign-in
+    /// waits for it. (Checked on the event loop, a few sign-in attempts at once held every
+    /// connection on the loops, store webhooks included.)
+    @Test func aSignInWaitsForThePasswordChecksQueue() async throws {
+        try await Self.withConsole { harness in
+            let release = DispatchSemaphore(value: 0)
+            ConsoleSessions.passwordChecks.async { release.wait() }
+            let finished = Mutex(false)
+            let signIn = Task {
+                _ = try await Self.signIn(harness.client, "olga", Self.operatorPassword)
+                finished.withLock { $0 = true }
+            }
+            try await Task.sleep(for: .milliseconds(300))
+            #expect(!finished.withLock { $0 })
+            release.signal()
+            try await signIn.value
+            #expect(finished.withLock { $0 })
         }
     }
 

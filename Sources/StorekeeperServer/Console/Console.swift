@@ -173,7 +173,8 @@ final class Console: Sendable {
 
     private func signIn(_ request: Request) async throws -> Response {
         let form = try await ConsoleForm.read(request)
-        guard let person = sessions.authenticate(name: form["name"] ?? "", password: form["password"] ?? "") else {
+        guard let person = await sessions.authenticate(name: form["name"] ?? "", password: form["password"] ?? "")
+        else {
             logger.notice("console sign-in refused")
             return html(ConsolePages.signIn(message: "The name or the password is wrong."), status: .unauthorized)
         }

@@ -61,8 +61,22 @@ final class ConsoleSessions: Sendable {
         return (0..<count).map { _ in UInt8.random(in: .min ... .max, using: &generator) }
     }
 
+    /// Where password checks run, one at a time. A PBKDF2 check is 210,000 rounds or more, a
+    /// tenth of a second of a core or so: on the request's event loop, a few sign-in attempts at
+    /// once (no account needed) held every connection on those loops, store webhooks included,
+    /// until they were done. Here they queue behind each other on one thread of their own.
+    static let passwordChecks = DispatchQueue(label: "storekeeper.console.password-checks")
+
     /// The operator these credentials sign in, or nil. Unknown names cost a password check too.
-    func authenticate(name: String, password: String) -> ConsoleOperator? {
+    func authenticate(name: String, password: String) async -> ConsoleOperator? {
+        await withCheckedContinuation { continuation in
+            Self.passwordChecks.async {
+                continuation.resume(returning: self.checkCredentials(name: name, password: password))
+            }
+        }
+    }
+
+    private func checkCredentials(name: String, password: String) -> ConsoleOperator? {
         guard let candidate = operators[name] else {
             _ = decoy.accepts(password)
             return nil
