@@ -106,15 +106,14 @@ public final class JobLease: Sendable {
     private func renew(before deadline: Date) async throws -> Bool {
         let renewal = Task { try await self.acquire() }
         let outcome = FirstOutcome<Bool>()
+        Task { outcome.settle(await renewal.result) }
+        let timer = Task { [name, clock] in
+            try await Task.sleep(for: .seconds(max(0, deadline.timeIntervalSince(clock.now()))))
+            outcome.settle(.failure(JobLeaseLost(name: name)))
+        }
+        defer { timer.cancel() }
         return try await withTaskCancellationHandler {
-            try await withCheckedThrowingContinuation { continuation in
-                outcome.wait(continuation)
-                Task { outcome.settle(await renewal.result) }
-                Task { [name, clock] in
-                    try? await Task.sleep(for: .seconds(max(0, deadline.timeIntervalSince(clock.now()))))
-                    outcome.settle(.failure(JobLeaseLost(name: name)))
-                }
-            }
+            try await withCheckedThrowingContinuation { continuation in outcome.wait(continuation) }
         } onCancel: {
             renewal.cancel()
             outcome.settle(.failure(CancellationError()))
