@@ -136,6 +136,19 @@ import Testing
         let full = try GooglePlayFacts.product(
             bought, app: app, token: "p", productID: "coins.100", observedAt: now, voided: true, catalog: catalog)
         #expect(full.state == .revoked && full.transactions.first?.refundedFraction == 1)
+        // Read again after that partial refund: Purchased, one of four units no longer refundable.
+        var readAgain = bought
+        readAgain.refundableQuantity = 3
+        let stillPartial = try GooglePlayFacts.product(
+            readAgain, app: app, token: "p", productID: "coins.100", observedAt: now, catalog: catalog)
+        #expect(stillPartial.state == .active)
+        #expect(stillPartial.transactions.first?.refundedFraction == 0.25)
+        #expect(stillPartial.transactions.first?.revokedAt == now)
+        readAgain.refundableQuantity = 4
+        #expect(
+            try GooglePlayFacts.product(
+                readAgain, app: app, token: "p", productID: "coins.100", observedAt: now, catalog: catalog
+            ).transactions.first?.revokedAt == nil)
         var consumed = bought
         consumed.consumptionState = .consumed
         consumed.acknowledgementState = .acknowledged

@@ -161,6 +161,34 @@ import Testing
         }
     }
 
+    /// A quantity-based partial refund stays when the purchase is read again later (the app
+    /// presents its token once more): Google's answer then says Purchased, with the refunded units
+    /// gone from `refundableQuantity`. (Read as not refunded at a newer time, it gave the refunded
+    /// credits back.)
+    @Test(arguments: ServerBackend.available) func aPartialRefundStaysWhenThePurchaseIsReadAgain(
+        _ backend: ServerBackend
+    ) async throws {
+        try await ServerHarness.run(on: backend) { h in
+            let play = h.simulator.googlePlay
+            let account = try await h.createCustomer("uma")
+            let options = PlayPurchaseOptions(obfuscatedExternalAccountId: account.uuidString)
+            let gems = try play.purchaseProduct(
+                packageName: Self.package, productId: "gems", quantity: 4, options: options)
+            try await h.settle()
+            #expect(try await h.balances("uma")["coins"] == 40)
+            try play.refund(orderId: try #require(gems.orderId), quantity: 1)
+            try await h.settle()
+            #expect(try await h.balances("uma")["coins"] == 30)
+
+            try await h.advance(days: 1)
+            let again = try await h.request(
+                .POST, "/v1/customers/uma/purchases/google-play",
+                json: #"{"purchaseToken": "\#(gems.purchaseToken)", "productId": "gems"}"#)
+            #expect(again.status == 200)
+            #expect(try await h.balances("uma")["coins"] == 30)
+        }
+    }
+
     @Test(arguments: ServerBackend.available) func refundsAndVoidsRemoveAccessAndCredits(_ backend: ServerBackend)
         async throws
     {
