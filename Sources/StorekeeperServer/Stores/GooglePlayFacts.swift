@@ -118,11 +118,12 @@ public enum GooglePlayFacts {
             refunded = 1
         } else if voided, let voidedQuantity {
             refunded = min(max(Double(voidedQuantity) / Double(quantity), 0), 1)
-        } else if let refundable = purchase.refundableQuantity, refundable < quantity {
+        } else if let refundable = purchase.refundableQuantity, refundable > 0, refundable < quantity {
             // Units refunded earlier (a quantity-based partial refund): the answer still says
             // Purchased, and only `refundableQuantity`, what has not been refunded, tells. Read as
-            // nothing refunded, a later read gave the refunded credits back.
-            refunded = min(max(Double(quantity - max(refundable, 0)) / Double(quantity), 0), 1)
+            // nothing refunded, a later read gave the refunded credits back. (None left refundable
+            // while purchased is not read as a full refund: a full void cancels the purchase.)
+            refunded = Double(quantity - refundable) / Double(quantity)
         }
         var transactions: [TransactionFact] = []
         if let orderID = purchase.orderId, state != .pending {
