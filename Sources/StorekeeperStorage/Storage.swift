@@ -120,6 +120,12 @@ public protocol StorageTransaction: ConsoleQueries, OverviewRollupQueries, Senda
     /// expiry notification leaves behind.
     func subscriptionsOverdue(accessEndedBefore cutoff: Date, notRefreshedSince: Date, limit: Int) async throws
         -> [Purchase]
+    /// Subscriptions without access that wait on news from their store (in billing retry, paused or
+    /// pending) whose last news (the later of their expiry and their observation) falls in
+    /// `lastNews` and that were not refreshed since `notRefreshedSince`, longest silent first: what
+    /// a missed recovery, resumption, completed payment or expiry notification leaves behind.
+    func subscriptionsAwaitingNews(lastNews: Range<Date>, notRefreshedSince: Date, limit: Int) async throws
+        -> [Purchase]
     /// Records that the purchase's state was just asked of its store.
     func markRefreshed(_ key: PurchaseKey, at date: Date) async throws
 

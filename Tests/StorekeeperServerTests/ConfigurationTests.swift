@@ -36,7 +36,8 @@ import Testing
           "server": {"port": 9090},
           "storage": {"url": "data.sqlite"},
           "policies": {"ownershipConflict": "transfer-if-no-active"},
-          "processing": {"catchUp": {"interval": 900, "overdueAfter": 7200, "refreshBatch": 25}},
+          "processing": {"catchUp": {"interval": 900, "overdueAfter": 7200, "refreshBatch": 25,
+                                      "awaitingNewsWatch": 2592000}},
           "apiKeys": {"backend": {"scope": "secret", "secret": "0123456789abcdef-backend"}, "app": {"scope": "read_only"}},
           "apps": {"main": {"appStore": {
             "bundleId": "com.example.app", "environments": ["Sandbox"],
@@ -63,6 +64,7 @@ import Testing
         #expect(configuration.processing.catchUp.interval == 900)
         #expect(configuration.processing.catchUp.overdueAfter == 7200)
         #expect(configuration.processing.catchUp.refreshBatch == 25)
+        #expect(configuration.processing.catchUp.awaitingNewsWatch == 30 * 86_400)
         #expect(configuration.processing.catchUp.enabled)
         #expect(configuration.processing.catchUp.refreshInterval == CatchUpSettings().refreshInterval)
         #expect(Set(configuration.apiKeys.map(\.name)) == ["app", "backend"])
@@ -132,7 +134,7 @@ import Testing
             """
             {"server": {"port": 99999}, "storage": {"url": "mysql://user:hunter2@db/x"},
              "policies": {"ownershipConflict": "steal"},
-             "processing": {"catchUp": {"enabled": "sometimes", "refreshBatch": 0}},
+             "processing": {"catchUp": {"enabled": "sometimes", "refreshBatch": 0, "awaitingNewsWatch": 3600}},
              "apiKeys": {"backend": {"secret": "short"}},
              "apps": {"main": {"appStore": {"bundleId": "com.x", "environments": ["Production", "Prod"],
                                             "keyId": "K", "privateKeyPath": "missing.p8"}}},
@@ -146,7 +148,7 @@ import Testing
             let paths = error.problems.map(\.path)
             for expected in [
                 "server.port", "storage.url", "policies.ownershipConflict", "apiKeys.backend.secret",
-                "processing.catchUp.enabled", "processing.catchUp.refreshBatch",
+                "processing.catchUp.enabled", "processing.catchUp.refreshBatch", "processing.catchUp.awaitingNewsWatch",
                 "apps.main.appStore.environments", "apps.main.appStore.appAppleId",
                 "apps.main.appStore.privateKeyPath", "apps.main.appStore", "apps.main.appStore.appleRootFiles",
                 "products.appStore.a.kind", "products.googlePlay", "products.googlePlay.c",

@@ -181,10 +181,10 @@ import Testing
         try await receiver.run(port: 0) { port in
             try await Self.run(on: backend, url: Self.hookURL(port), policy: .transfer) { h in
                 let play = h.simulator.googlePlay
-                let account = try await h.createCustomer("gina")
+                let buyer = try await h.googlePlayBuyer("gina")
                 let token = try play.purchaseSubscription(
                     packageName: ServerHarness.packageName, productId: "premium",
-                    options: PlayPurchaseOptions(obfuscatedExternalAccountId: account.uuidString)
+                    options: buyer
                 ).purchaseToken
                 try await h.settle()
                 try await h.advance(days: 4)

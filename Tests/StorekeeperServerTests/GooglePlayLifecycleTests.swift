@@ -71,10 +71,10 @@ import Testing
     @Test(arguments: ServerBackend.available) func pauseResumeAndRestart(_ backend: ServerBackend) async throws {
         try await ServerHarness.run(on: backend) { h in
             let play = h.simulator.googlePlay
-            let account = try await h.createCustomer("paula")
+            let buyer = try await h.googlePlayBuyer("paula")
             let token = try play.purchaseSubscription(
                 packageName: Self.package, productId: "premium",
-                options: PlayPurchaseOptions(obfuscatedExternalAccountId: account.uuidString)
+                options: buyer
             ).purchaseToken
             try await h.settle()
             try play.pauseSubscription(token)
@@ -102,10 +102,10 @@ import Testing
     ) async throws {
         try await ServerHarness.run(on: backend) { h in
             let play = h.simulator.googlePlay
-            let account = try await h.createCustomer("uma")
+            let buyer = try await h.googlePlayBuyer("uma")
             let old = try play.purchaseSubscription(
                 packageName: Self.package, productId: "premium",
-                options: PlayPurchaseOptions(obfuscatedExternalAccountId: account.uuidString)
+                options: buyer
             ).purchaseToken
             try await h.settle()
             let new = try play.changeSubscription(old, toProductId: "premium.max").purchaseToken
@@ -170,8 +170,7 @@ import Testing
     ) async throws {
         try await ServerHarness.run(on: backend) { h in
             let play = h.simulator.googlePlay
-            let account = try await h.createCustomer("uma")
-            let options = PlayPurchaseOptions(obfuscatedExternalAccountId: account.uuidString)
+            let options = try await h.googlePlayBuyer("uma")
             let gems = try play.purchaseProduct(
                 packageName: Self.package, productId: "gems", quantity: 4, options: options)
             try await h.settle()
@@ -194,8 +193,7 @@ import Testing
     {
         try await ServerHarness.run(on: backend) { h in
             let play = h.simulator.googlePlay
-            let account = try await h.createCustomer("rita")
-            let options = PlayPurchaseOptions(obfuscatedExternalAccountId: account.uuidString)
+            let options = try await h.googlePlayBuyer("rita")
             let sub = try play.purchaseSubscription(packageName: Self.package, productId: "premium", options: options)
             let gems = try play.purchaseProduct(
                 packageName: Self.package, productId: "gems", quantity: 4, options: options)
@@ -222,10 +220,10 @@ import Testing
     {
         try await ServerHarness.run(on: backend) { h in
             let play = h.simulator.googlePlay
-            let account = try await h.createCustomer("pat")
+            let buyer = try await h.googlePlayBuyer("pat", pending: true)
             let token = try play.purchaseSubscription(
                 packageName: Self.package, productId: "premium",
-                options: PlayPurchaseOptions(obfuscatedExternalAccountId: account.uuidString, pending: true)
+                options: buyer
             ).purchaseToken
             try await h.settle()
             // A pending subscription sends SUBSCRIPTION_PENDING_PURCHASE_CANCELED or PURCHASED later;
@@ -289,12 +287,12 @@ import Testing
     @Test func aNotificationThatCannotBeProcessedIsListedThenProcessedWhenTheStoreRecovers() async throws {
         try await ServerHarness.run { h in
             let play = h.simulator.googlePlay
-            let account = try await h.createCustomer("fiona")
+            let buyer = try await h.googlePlayBuyer("fiona")
             // Google's API fails (every retry of every attempt) while the push arrives.
             h.simulator.faults.add([APIFault(pathPrefix: "/androidpublisher/", status: 500, times: 1_000)])
             _ = try play.purchaseSubscription(
                 packageName: Self.package, productId: "premium",
-                options: PlayPurchaseOptions(obfuscatedExternalAccountId: account.uuidString))
+                options: buyer)
             try await play.deliveriesSettled()
             var listed: [[String: Any]] = []
             let deadline = ContinuousClock.now.advanced(by: .seconds(60))

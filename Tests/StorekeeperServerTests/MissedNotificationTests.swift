@@ -102,11 +102,11 @@ import Testing
         let appStore = h.simulator.appStore
         let play = h.simulator.googlePlay
         let appleToken = try await h.createCustomer("olga")
-        let googleToken = try await h.createCustomer("oscar")
+        let buyer = try await h.googlePlayBuyer("oscar")
         let apple = try appStore.purchase(customer: "olga", product: "pro.monthly", appAccountToken: appleToken)
         let google = try play.purchaseSubscription(
             packageName: Self.package, productId: "premium",
-            options: PlayPurchaseOptions(obfuscatedExternalAccountId: googleToken.uuidString)
+            options: buyer
         ).purchaseToken
         // A third subscription renews with its notifications delivered: not overdue, not asked.
         let paulaToken = try await h.createCustomer("paula")
@@ -138,13 +138,81 @@ import Testing
         #expect(second[.refreshed] == 0)
     }
 
+    /// Subscriptions without access that wait on news: an App Store one in billing retry and a
+    /// Google one on hold both recover, and a paused Google one is resumed, with each notification
+    /// lost. Each is asked of its store once it has been silent for the refresh interval, and its
+    /// access comes back; asked about, it is not asked again within the interval.
+    @Test(arguments: ServerBackend.available) func silentSubscriptionsWaitingOnNewsAreAskedOfTheirStore(
+        _ backend: ServerBackend
+    ) async throws {
+        try await ServerHarness.run(on: backend) { h in
+            let appStore = h.simulator.appStore
+            let play = h.simulator.googlePlay
+            let retryingToken = try await h.createCustomer("rita")
+            let retrying = try appStore.purchase(
+                customer: "rita", product: "pro.monthly", appAccountToken: retryingToken)
+            func playSubscription(_ customer: String) async throws -> String {
+                let buyer = try await h.googlePlayBuyer(customer)
+                return try play.purchaseSubscription(
+                    packageName: Self.package, productId: "premium",
+                    options: buyer
+                ).purchaseToken
+            }
+            let held = try await playSubscription("hugo")
+            let paused = try await playSubscription("pia")
+            try await h.settle()
+            try appStore.failBilling(retrying.originalTransactionId)
+            try play.failBilling(held)
+            try play.pauseSubscription(paused)
+            try await h.advance(days: 34)
+            for (customer, state) in [("rita", "billing_retry"), ("hugo", "billing_retry"), ("pia", "paused")] {
+                #expect(try await h.entitlements(customer)["pro"]?.state == state, "\(customer)")
+            }
+
+            // Each comes back with its notification lost.
+            appStore.injectDeliveryFaults([.drop])
+            play.injectPushFaults([.drop, .drop])
+            try appStore.recoverBilling(retrying.originalTransactionId)
+            _ = try play.recoverBilling(held)
+            try play.resumeSubscription(paused)
+            try await h.advance(days: 0.01)
+            for customer in ["rita", "hugo", "pia"] {
+                #expect(try await h.entitlements(customer)["pro"]?.active == false, "\(customer)")
+            }
+
+            // Google's last news is when its API was last read about each (the pushes of the hold
+            // and the pause were read at the end of the advance): not yet silent for the 6-hour
+            // refresh interval. The App Store's is its failed renewal, days ago.
+            var report = CatchUpReport()
+            try await h.application.recovery.refreshOverdueSubscriptions(&report)
+            #expect(report[.refreshed] == 1)
+            #expect(report[.failures] == 0)
+            #expect(try await h.entitlements("rita")["pro"]?.active == true)
+            #expect(try await h.entitlements("hugo")["pro"]?.active == false)
+
+            try await h.advance(days: 0.3)
+            report = CatchUpReport()
+            try await h.application.recovery.refreshOverdueSubscriptions(&report)
+            #expect(report[.refreshed] == 2)
+            for customer in ["rita", "hugo", "pia"] {
+                #expect(try await h.entitlements(customer)["pro"]?.active == true, "\(customer)")
+            }
+            let history = try await h.storage.transaction { try await $0.stateChanges(of: .googlePlay(held)) }
+            #expect(history.last?.cause == ChangeCause(source: .refresh, event: "awaiting news", reference: held))
+
+            // Now active with their access ahead: nothing is asked about again.
+            var second = CatchUpReport()
+            try await h.application.recovery.refreshOverdueSubscriptions(&second)
+            #expect(second[.refreshed] == 0)
+        }
+    }
+
     @Test(arguments: ServerBackend.available) func voidsWhosePushWasLostAreFoundInTheVoidedPurchasesList(
         _ backend: ServerBackend
     ) async throws {
         try await ServerHarness.run(on: backend) { h in
             let play = h.simulator.googlePlay
-            let account = try await h.createCustomer("vera")
-            let options = PlayPurchaseOptions(obfuscatedExternalAccountId: account.uuidString)
+            let options = try await h.googlePlayBuyer("vera")
             let lifetime = try play.purchaseProduct(packageName: Self.package, productId: "lifetime", options: options)
             let gems = try play.purchaseProduct(
                 packageName: Self.package, productId: "gems", quantity: 3, options: options)
@@ -184,8 +252,7 @@ import Testing
     ) async throws {
         try await ServerHarness.run(on: backend) { h in
             let play = h.simulator.googlePlay
-            let account = try await h.createCustomer("wes")
-            let options = PlayPurchaseOptions(obfuscatedExternalAccountId: account.uuidString)
+            let options = try await h.googlePlayBuyer("wes")
             let lifetime = try play.purchaseProduct(packageName: Self.package, productId: "lifetime", options: options)
             try await h.settle()
             play.injectPushFaults([.drop])
@@ -227,7 +294,7 @@ import Testing
         try await ServerHarness.run(on: backend, processing: processing, apps: apps) { h in
             let play = h.simulator.googlePlay
             let product = app.product("premium")
-            let account = try await h.createCustomer("ada")
+            let buyer = try await h.googlePlayBuyer("ada")
             // The server's first acknowledgement is refused with a 400 (not retried by the client).
             h.simulator.faults.add([
                 APIFault(
@@ -237,7 +304,7 @@ import Testing
             ])
             let token = try play.purchaseSubscription(
                 packageName: app.packageName, productId: product,
-                options: PlayPurchaseOptions(obfuscatedExternalAccountId: account.uuidString)
+                options: buyer
             ).purchaseToken
             try await h.settle()
             #expect(h.simulator.faults.injectedCount == 1)

@@ -419,10 +419,10 @@ import Testing
     func aGoogleVoidOfOneOrderLeavesTheSubscriptionToItsState(_ backend: ServerBackend) async throws {
         try await ServerHarness.run(on: backend) { h in
             let play = h.simulator.googlePlay
-            let account = try await h.createCustomer("lou")
+            let buyer = try await h.googlePlayBuyer("lou")
             let bought = try play.purchaseSubscription(
                 packageName: ServerHarness.packageName, productId: "premium",
-                options: PlayPurchaseOptions(obfuscatedExternalAccountId: account.uuidString))
+                options: buyer)
             try await h.settle()
             try await h.advance(days: 32)
             let orders = try #require(play.subscription(bought.purchaseToken)?.orderIds)

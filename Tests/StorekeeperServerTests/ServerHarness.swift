@@ -153,6 +153,12 @@ struct ServerHarness {
         return try #require(UUID(uuidString: body["appAccountToken"] as? String ?? ""))
     }
 
+    /// Creates the customer and gives the options of a Google Play purchase made in the app for
+    /// them: their app account token as the obfuscated account id, as the app would set it.
+    func googlePlayBuyer(_ id: String, pending: Bool = false) async throws -> PlayPurchaseOptions {
+        PlayPurchaseOptions(obfuscatedExternalAccountId: try await createCustomer(id).uuidString, pending: pending)
+    }
+
     /// The customer's entitlements by name: (active, state).
     func entitlements(_ id: String) async throws -> [String: (active: Bool, state: String)] {
         let (status, body) = try await request(.GET, "/v1/customers/\(id)")

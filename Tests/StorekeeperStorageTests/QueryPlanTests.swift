@@ -27,7 +27,7 @@ import Testing
                     }
                 return try await database.raw(query).all().map { try $0.decode(column: "name", as: String.self) }
             }
-            for index in ["purchases_overdue", "purchases_without_app"] {
+            for index in ["purchases_overdue", "purchases_without_app", "purchases_awaiting_news"] {
                 #expect(names.contains(index), "\(index) missing on \(backend)")
             }
             // Replaced by purchases_overdue.
@@ -51,6 +51,20 @@ import Testing
                     accessEndedBefore: now - 3600, notRefreshedSince: now - 6 * 3600, limit: 100)
             }
             expect(overdue, uses: "purchases_overdue", sorted: false, backend)
+
+            // Those waiting on news, from the oldest silence, the refreshed-lately ones skipped
+            // within the index (PostgreSQL: an index condition, not a filter on each row read).
+            let awaitingNews = try await plan(of: storage, backend) {
+                _ = try await $0.subscriptionsAwaitingNews(
+                    lastNews: (now - 60 * 86_400)..<(now - 6 * 3600), notRefreshedSince: now - 6 * 3600, limit: 100)
+            }
+            expect(awaitingNews, uses: "purchases_awaiting_news", sorted: false, backend)
+            if backend == .postgresql {
+                #expect(
+                    awaitingNews.split(separator: "\n").contains {
+                        $0.contains("Index Cond:") && $0.contains("COALESCE(refreshed_at")
+                    }, "\(awaitingNews)")
+            }
 
             let firstSweepPage = try await plan(of: storage, backend) {
                 _ = try await $0.purchasesNeedingAcknowledgement(store: .googlePlay, after: nil, limit: 100)
@@ -311,8 +325,10 @@ import Testing
             \(numbers)
             SELECT CASE WHEN i % 2 = 0 THEN 'google_play' ELSE 'app_store' END, 'sub-' || i, 'c' || i,
                    CASE WHEN i % 500 = 0 THEN NULL ELSE 'com.example.app' END, 'pro', 'subscription', 'production',
-                   CASE WHEN i % 10 = 1 THEN 'expired' ELSE 'active' END,
-                   CASE WHEN i % 400 = 0 THEN \(now) - 2 * 86400000 ELSE \(now) + i * 60000 END, 'purchased', 1, i,
+                   CASE WHEN i % 10 = 1 THEN 'expired' WHEN i % 50 = 3 THEN 'billing_retry'
+                        WHEN i % 50 = 5 THEN 'paused' ELSE 'active' END,
+                   CASE WHEN i % 400 = 0 THEN \(now) - 2 * 86400000 WHEN i % 50 IN (3, 5) THEN \(now) - i * 60000
+                        ELSE \(now) + i * 60000 END, 'purchased', 1, i,
                    CASE WHEN i % 300 = 0 THEN \(yes) ELSE \(no) END
             FROM n
             """,

@@ -215,6 +215,55 @@ import Testing
     }
 
     @Test(arguments: Backend.available)
+    func subscriptionsAwaitingNewsAreThoseSilentWithinTheWatchAndNotRefreshedLately(backend: Backend) async throws {
+        try await TestDatabase.withFresh(backend) { storage, _ async throws in
+            let hour: Int64 = 3_600_000
+            func subscription(
+                _ id: String, _ state: SubscriptionState, expires: Int64?, observed: Int64,
+                kind: ProductKind = .subscription
+            ) -> Purchase {
+                Purchase(
+                    key: .googlePlay(id), app: AppID("com.example.app"), productID: "premium", kind: kind,
+                    environment: .production, state: state, expiresAt: expires.map(at), observedAt: at(observed))
+            }
+            let purchases = [
+                // Last news is the later of expiry and observation.
+                subscription("retry-old", .billingRetry, expires: 20 * hour, observed: 30 * hour),
+                subscription("paused", .paused, expires: 40 * hour, observed: 10 * hour),
+                subscription("pending", .pending, expires: nil, observed: 50 * hour),
+                // Heard from within the silence asked for, or too long ago to watch.
+                subscription("retry-recent", .billingRetry, expires: 20 * hour, observed: 95 * hour),
+                subscription("paused-until-later", .paused, expires: 150 * hour, observed: 10 * hour),
+                subscription("retry-given-up", .billingRetry, expires: 1 * hour, observed: 2 * hour),
+                // States with access, or ended, are the overdue refresh's or nobody's.
+                subscription("active", .active, expires: 20 * hour, observed: 20 * hour),
+                subscription("expired", .expired, expires: 20 * hour, observed: 20 * hour),
+                subscription("not-a-subscription", .pending, expires: nil, observed: 20 * hour, kind: .consumable),
+            ]
+            try await storage.transaction { transaction async throws in
+                for purchase in purchases { try await transaction.savePurchase(purchase) }
+            }
+            func awaiting(notRefreshedSince: Int64 = 90 * hour, limit: Int = 10) async throws -> [String] {
+                try await storage.transaction { transaction async throws in
+                    try await transaction.subscriptionsAwaitingNews(
+                        lastNews: at(10 * hour)..<at(90 * hour), notRefreshedSince: at(notRefreshedSince),
+                        limit: limit)
+                }.map(\.key.id)
+            }
+            #expect(try await awaiting() == ["retry-old", "paused", "pending"])
+            #expect(try await awaiting(limit: 2) == ["retry-old", "paused"])
+
+            // Refreshed: skipped until the refresh interval has passed; a later save keeps the mark.
+            try await storage.transaction { transaction async throws in
+                try await transaction.markRefreshed(.googlePlay("paused"), at: at(95 * hour))
+                try await transaction.savePurchase(purchases[1])
+            }
+            #expect(try await awaiting() == ["retry-old", "pending"])
+            #expect(try await awaiting(notRefreshedSince: 100 * hour) == ["retry-old", "paused", "pending"])
+        }
+    }
+
+    @Test(arguments: Backend.available)
     func aFailedSavepointIsUndoneAloneAndTheTransactionGoesOn(backend: Backend) async throws {
         try await TestDatabase.withFresh(backend) { storage, _ async throws in
             let kept = makeCustomer("kept")

@@ -331,6 +331,14 @@ struct CustomerRead {
                 ).count
             }
         }
+        let awaitingNews = try await median {
+            try await storage.transaction {
+                try await $0.subscriptionsAwaitingNews(
+                    lastNews: (now - settings.awaitingNewsWatch)..<(now - settings.refreshInterval),
+                    notRefreshedSince: now - settings.refreshInterval, limit: settings.refreshBatch
+                ).count
+            }
+        }
         let sweep = try await median {
             try await storage.transaction {
                 try await $0.purchasesNeedingAcknowledgement(store: .googlePlay, after: nil, limit: 100).count
@@ -350,7 +358,8 @@ struct CustomerRead {
         }
         say(
             "\(backend.name), \(customers) customers: job queries (median of 9): overdue refresh page "
-                + "\(Self.format(overdue.0)) ms (\(overdue.1) found), acknowledgement sweep page "
+                + "\(Self.format(overdue.0)) ms (\(overdue.1) found), awaiting-news refresh page "
+                + "\(Self.format(awaitingNews.0)) ms (\(awaitingNews.1)), acknowledgement sweep page "
                 + "\(Self.format(sweep.0)) ms (\(sweep.1)), apps backfill count \(Self.format(withoutApp.0)) ms "
                 + "(\(withoutApp.1)), inbox counts for /metrics "
                 + "\(Self.format(counts.0)) ms (\(counts.1) unfinished notifications), overview rollup's recount of "

@@ -134,6 +134,13 @@ struct Parse {
         catchUp.overdueAfter = seconds("processing.catchUp.overdueAfter") ?? catchUp.overdueAfter
         catchUp.refreshInterval = seconds("processing.catchUp.refreshInterval") ?? catchUp.refreshInterval
         catchUp.refreshBatch = int("processing.catchUp.refreshBatch", in: 1...10_000) ?? catchUp.refreshBatch
+        catchUp.awaitingNewsWatch = seconds("processing.catchUp.awaitingNewsWatch") ?? catchUp.awaitingNewsWatch
+        if catchUp.awaitingNewsWatch <= catchUp.refreshInterval {
+            // Within the refresh interval nothing is silent long enough to be asked about.
+            problem(
+                "processing.catchUp.awaitingNewsWatch",
+                "must be longer than processing.catchUp.refreshInterval (\(Int(catchUp.refreshInterval)) s)")
+        }
         processing.catchUp = catchUp
         var refundAnswers = processing.refundAnswers
         refundAnswers.interval = seconds("processing.refundAnswers.interval") ?? refundAnswers.interval

@@ -8,7 +8,8 @@ import StorekeeperStorage
 /// - each store's own step (``StoreAdapter/catchUp(_:_:)``): App Store: Get Notification History
 ///   from where the last catch-up ended, into the inbox like any delivered notification; Google
 ///   Play: the voided purchases list since the last sweep, for purchases Storekeeper knows;
-/// - then each subscription still believed to grant access past its expiry (plus grace) is asked
+/// - then each subscription still believed to grant access past its expiry (plus grace), or
+///   without access and silent while it waits on news (billing retry, paused, pending), is asked
 ///   of its store individually — never a poll of every subscription.
 ///
 /// Every step is idempotent: a window read twice stores nothing twice, and a fact already applied
@@ -56,35 +57,52 @@ public struct MissedNotificationRecovery: Sendable {
         }
     }
 
-    /// Asks its store about each subscription whose access should have ended more than
-    /// `overdueAfter` ago (a renewal or expiry notification went missing), with the purchase's own
-    /// app and environment, at most `refreshBatch` per run and each at most once per
-    /// `refreshInterval`.
+    /// Asks its store about each subscription whose news is late, with the purchase's own app and
+    /// environment, at most `refreshBatch` per run and each at most once per `refreshInterval`:
+    /// first those whose access should have ended more than `overdueAfter` ago (a renewal or
+    /// expiry notification went missing), then those without access that wait on news (billing
+    /// retry, paused, pending) and heard nothing for `refreshInterval`, within `awaitingNewsWatch`
+    /// of their last news (a recovery, resumption or completed payment went missing).
     public func refreshOverdueSubscriptions(_ report: inout CatchUpReport) async throws {
         let now = clock.now()
         let settings = self.settings
-        let overdue = try await storage.transaction {
-            try await $0.subscriptionsOverdue(
+        let due = try await storage.transaction { transaction in
+            let overdue = try await transaction.subscriptionsOverdue(
                 accessEndedBefore: now - settings.overdueAfter, notRefreshedSince: now - settings.refreshInterval,
                 limit: settings.refreshBatch)
+            let silentSince = now - settings.refreshInterval
+            let watchedSince = now - settings.awaitingNewsWatch
+            guard overdue.count < settings.refreshBatch, watchedSince < silentSince else {
+                return overdue.map { ($0, Self.overdue) }
+            }
+            let awaiting = try await transaction.subscriptionsAwaitingNews(
+                lastNews: watchedSince..<silentSince, notRefreshedSince: silentSince,
+                limit: settings.refreshBatch - overdue.count)
+            return overdue.map { ($0, Self.overdue) } + awaiting.map { ($0, Self.awaitingNews) }
         }
         let context = CatchUpContext(inbox: inbox, cursors: CatchUpCursors(storage: storage), settings: settings)
         let recorder = inbox.recorder
-        for purchase in overdue {
+        for (purchase, reason) in due {
             // Marked refreshed even when the store did not answer: one purchase it won't answer
             // for must not be asked about again on every run.
-            let answer = try await context.eachItem("overdue subscription \(purchase.key)", &report) {
+            let answer = try await context.eachItem("\(reason) subscription \(purchase.key)", &report) {
                 try await inbox.stores(purchase.key.store).currentFact(of: purchase)
             }
             let fact = answer ?? nil
             if answer != nil { report.count(.refreshed) }
-            let cause = ChangeCause(source: .refresh, event: "overdue", reference: purchase.key.id)
+            let cause = ChangeCause(source: .refresh, event: reason, reference: purchase.key.id)
             try await storage.transaction { [fact] transaction in
                 if let fact { _ = try await recorder.record(fact, cause: cause, in: transaction) }
                 try await transaction.markRefreshed(purchase.key, at: now)
             }
         }
     }
+}
+
+extension MissedNotificationRecovery {
+    /// The refresh's word for why it asked, recorded as the change's event.
+    static let overdue = "overdue"
+    static let awaitingNews = "awaiting news"
 }
 
 /// How missed notifications are caught up (``MissedNotificationRecovery``).
@@ -105,12 +123,16 @@ public struct CatchUpSettings: Sendable, Hashable {
     public var refreshInterval: TimeInterval
     /// The most overdue subscriptions asked about per run.
     public var refreshBatch: Int
+    /// How long after its last news a subscription in billing retry, paused or pending is still
+    /// asked about (Apple retries billing for up to 60 days). Past it, one its store never settles
+    /// is left as it is rather than asked about every `refreshInterval` forever.
+    public var awaitingNewsWatch: TimeInterval
 
     public init(
         enabled: Bool = true, interval: TimeInterval = 3600, historyLookback: TimeInterval = 86_400,
         voidedLookback: TimeInterval = 86_400,
         overlap: TimeInterval = 600, overdueAfter: TimeInterval = 3600, refreshInterval: TimeInterval = 6 * 3600,
-        refreshBatch: Int = 100
+        refreshBatch: Int = 100, awaitingNewsWatch: TimeInterval = 60 * 86_400
     ) {
         self.enabled = enabled
         self.interval = interval
@@ -120,5 +142,6 @@ public struct CatchUpSettings: Sendable, Hashable {
         self.overdueAfter = overdueAfter
         self.refreshInterval = refreshInterval
         self.refreshBatch = refreshBatch
+        self.awaitingNewsWatch = awaitingNewsWatch
     }
 }

@@ -24,7 +24,7 @@ extension Migration {
         initialSchema, refreshTracking, appsAndEnvironments, jobLeases, quotaAdmissions, scaleIndexes, verifiedInbox,
         refundDecisions, events, consoleActions, appTransactions, overviewRollup, webhookEndpoints,
         runningBalances, claimsInDueOrder, inboxPayloadsApart, payloadsUncompressed, balancesPerStatement,
-        payloadsInTheirRows,
+        payloadsInTheirRows, subscriptionsAwaitingNews,
     ]
 
     /// The version a fully migrated database reports.
@@ -888,4 +888,23 @@ extension Migration {
         version: 19, name: "payloads in their rows",
         sqlite: [],
         postgresql: ["ALTER TABLE inbox_payloads SET (toast_tuple_target = 4000)"])
+}
+
+extension Migration {
+    /// The overdue refresh also asks about subscriptions without access that wait on news (billing
+    /// retry, paused, pending): before, a lost recovery, resumption or completed payment left a
+    /// paying customer without access until the app presented the purchase again. The index holds
+    /// only those states, by when each last had news and then when it was last refreshed, so a run
+    /// reads the due ones alone: one asked about moves out of the range it scans.
+    static let subscriptionsAwaitingNews = Migration(
+        version: 20, name: "subscriptions awaiting news",
+        sqlite: [awaitingNewsIndex(.sqlite)], postgresql: [awaitingNewsIndex(.postgresql)])
+
+    private static func awaitingNewsIndex(_ flavor: SQLFlavor) -> String {
+        """
+        CREATE INDEX purchases_awaiting_news ON purchases (
+            (\(flavor.subscriptionLastNews)), (COALESCE(refreshed_at, 0)), store, id)
+        WHERE kind = 'subscription' AND state IN ('billing_retry', 'paused', 'pending')
+        """
+    }
 }

@@ -25,6 +25,18 @@ enum SQLFlavor: String, Sendable {
         }
     }
 
+    /// When a subscription last had news: the later of its observation (the ordering key, never
+    /// null) and its expiry. The first column of `purchases_awaiting_news` (migration 20), which
+    /// ``SQLStorageTransaction/subscriptionsAwaitingNews(lastNews:notRefreshedSince:limit:)``
+    /// repeats word for word so that both planners match it. SQLite's `MAX` of a null is null,
+    /// PostgreSQL's `GREATEST` skips it.
+    var subscriptionLastNews: String {
+        switch self {
+        case .sqlite: "MAX(observed_at, COALESCE(expires_at, 0))"
+        case .postgresql: "GREATEST(observed_at, expires_at)"
+        }
+    }
+
     /// Makes SQLite read a table through `index`. Without statistics its planner prefers an
     /// equality on another index's first column and sorts what that gives; a claim must read its
     /// rows in the order its index holds, whatever is due. PostgreSQL plans from its statistics.

@@ -330,6 +330,25 @@ struct SQLStorageTransaction: StorageTransaction {
         ).map(purchase(from:))
     }
 
+    func subscriptionsAwaitingNews(lastNews: Range<Date>, notRefreshedSince: Date, limit: Int) async throws
+        -> [Purchase]
+    {
+        // The expressions, kind and states are those of the partial index
+        // `purchases_awaiting_news` (migration 20): the range bounds its first column, the
+        // refreshed-since condition is read from its second, so a run reads only what is due.
+        let lastNewsAt = flavor.subscriptionLastNews
+        return try await rows(
+            """
+            SELECT \(unsafeRaw: Self.purchaseColumns) FROM purchases
+            WHERE kind = 'subscription' AND state IN ('billing_retry', 'paused', 'pending')
+              AND \(unsafeRaw: lastNewsAt) >= \(bind: StoredTime.milliseconds(lastNews.lowerBound))
+              AND \(unsafeRaw: lastNewsAt) < \(bind: StoredTime.milliseconds(lastNews.upperBound))
+              AND COALESCE(refreshed_at, 0) < \(bind: StoredTime.milliseconds(notRefreshedSince))
+            ORDER BY \(unsafeRaw: lastNewsAt), COALESCE(refreshed_at, 0), store, id LIMIT \(bind: max(limit, 0))
+            """
+        ).map(purchase(from:))
+    }
+
     func markRefreshed(_ key: PurchaseKey, at date: Date) async throws {
         try await run(
             """
