@@ -362,6 +362,57 @@ extension IngestPathTests {
         }
     }
 
+    /// A batch's leased notifications are interpreted one API call after another; once their
+    /// lease has run out (here: the first call answers after it), the rest are left to the next
+    /// claim, untouched, instead of being asked about by both: each is asked of Google once.
+    @Test func leasedNotificationsLeftWhenTheLeaseRanOutAreAskedAboutOnce() async throws {
+        var processing = Self.processing
+        processing.lease = 60
+        try await ServerHarness.run(processing: processing) { h in
+            let play = h.simulator.googlePlay
+            let buyer = try await h.googlePlayBuyer("lena")
+            let tokens = try (0..<4).map { _ in
+                try play.purchaseSubscription(
+                    packageName: ServerHarness.packageName, productId: "premium",
+                    options: buyer
+                ).purchaseToken
+            }
+            try await h.settle()
+            let inbox = h.application.inbox
+            try await h.storage.transaction { transaction in
+                for token in tokens {
+                    let body = try GooglePlayLifecycleTests.pushBody(
+                        packageName: ServerHarness.packageName, purchaseToken: token)
+                    _ = try await transaction.insertNotification(
+                        InboxNotification(
+                            store: .googlePlay, dedupeKey: "late-\(token)", body: Data(body.utf8),
+                            receivedAt: inbox.clock.now()))
+                }
+            }
+            let before = play.apiRequests.count
+            // The first call answers seconds later; meanwhile the lease runs out.
+            h.simulator.faults.add([APIFault(pathPrefix: "/androidpublisher/", delaySeconds: 3)])
+            let clock = h.simulator.clock
+            let leaseRunsOut = Task {
+                try await Task.sleep(for: .milliseconds(200))
+                clock.advance(by: 61)
+            }
+            #expect(try await inbox.processDue(limit: 50) == tokens.count)
+            try await leaseRunsOut.value
+            let left = try await h.storage.transaction { try await $0.notifications(status: .pending, limit: 100) }
+            #expect(left.count >= tokens.count - 1)
+            #expect(left.allSatisfy { $0.attempts == 0 && $0.nextAttemptAt.map { $0 <= clock.now() } == true })
+
+            // The next claim takes them: every notification processed, each asked about once.
+            #expect(try await inbox.processDue(limit: 50) == left.count)
+            let counts = try await h.storage.transaction { try await $0.notificationCounts() }
+            #expect(counts[.pending] ?? 0 == 0)
+            #expect(counts[.failed] ?? 0 == 0)
+            let asked = play.apiRequests[before...].filter { $0.path.contains("/subscriptionsv2/tokens/") }
+            #expect(asked.count == tokens.count)
+        }
+    }
+
     /// Two workers' batches credit the same customers, one batch in the opposite order of the
     /// other. Each credit locks its customer's running balance until the commit: applied in the
     /// order they came, the two batches deadlocked on PostgreSQL (one was rolled back after a

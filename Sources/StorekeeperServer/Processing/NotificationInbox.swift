@@ -103,6 +103,10 @@ public struct NotificationInbox: Sendable {
 
         var changes: [Interpreted] = []
         for item in claimed.leased {
+            // Once the lease has run out (calls waiting their turn under a used-up quota), the
+            // rest may be another claim's already: each is due again, and asking the store here
+            // too would spend the quota twice on it. They are left, untouched, to that claim.
+            guard let leasedUntil = item.nextAttemptAt, clock.now() < leasedUntil else { break }
             do {
                 let change = try await Self.interpret(item, with: stores(item.store)) { [storage] in
                     try await storage.read { try await $0.notification(store: item.store, dedupeKey: item.dedupeKey) }
