@@ -52,9 +52,10 @@ import Testing
             let events = Mutex<[String]>([])
             let logger = Logger(label: "test")
             func group(_ holder: String, roundLength: Duration) -> ServiceGroup {
-                // Renewed every 0.67 s: a loaded machine may delay a renewal by most of that.
+                // Renewed every 2 s, each renewal with 4 s to land: with a 2-second lease, a
+                // renewal delayed past 1.3 s (the whole suite and a release build running) lost it.
                 let lease = JobLease(
-                    name: "catch-up", holder: holder, duration: 2, storage: storage, clock: SystemWallClock())
+                    name: "catch-up", holder: holder, duration: 6, storage: storage, clock: SystemWallClock())
                 let service = PeriodicService("catch-up", every: 0.02, lease: lease, logger: logger) {
                     events.withLock { $0.append("\(holder) start") }
                     try await Task.sleep(for: roundLength)
@@ -63,7 +64,7 @@ import Testing
                 return ServiceGroup(services: [service], gracefulShutdownSignals: [], logger: logger)
             }
             let (firstGroup, secondGroup) = (
-                group("first", roundLength: .seconds(5)), group("second", roundLength: .zero)
+                group("first", roundLength: .seconds(9)), group("second", roundLength: .zero)
             )
             let first = Task { try await firstGroup.run() }
             try await waitUntil { events.withLock { $0.contains("first start") } }
