@@ -12,6 +12,9 @@ public struct EventType: StringValue {
     public static let purchaseStarted = Self("purchase.started")
     /// A subscription's paid period moved on (a renewal, or a resubscription after it ended).
     public static let subscriptionRenewed = Self("subscription.renewed")
+    /// A subscription's paid period was extended without a payment: the App Store's renewal date
+    /// extension (`RENEWAL_EXTENDED`), Google's deferred billing.
+    public static let subscriptionRenewalExtended = Self("subscription.renewal_extended")
     /// The subscription changed product (an upgrade, downgrade or crossgrade), in place (App Store)
     /// or through a new purchase replacing the old one (Google Play).
     public static let subscriptionProductChanged = Self("subscription.product_changed")
@@ -44,11 +47,11 @@ public struct EventType: StringValue {
 
     /// Every type this build produces: what a filter may name.
     public static let all: [EventType] = [
-        .purchaseStarted, .subscriptionRenewed, .subscriptionProductChanged, .subscriptionAutoRenewDisabled,
-        .subscriptionAutoRenewEnabled, .subscriptionBillingRetry, .subscriptionGracePeriod, .subscriptionOnHold,
-        .subscriptionPaused, .subscriptionRecovered, .subscriptionExpired, .purchaseRevoked, .purchaseRefunded,
-        .purchaseRefundReversed, .purchaseTransferred, .entitlementGranted, .entitlementRevoked, .balanceChanged,
-        .refundRequestSettled,
+        .purchaseStarted, .subscriptionRenewed, .subscriptionRenewalExtended, .subscriptionProductChanged,
+        .subscriptionAutoRenewDisabled, .subscriptionAutoRenewEnabled, .subscriptionBillingRetry,
+        .subscriptionGracePeriod, .subscriptionOnHold, .subscriptionPaused, .subscriptionRecovered,
+        .subscriptionExpired, .purchaseRevoked, .purchaseRefunded, .purchaseRefundReversed, .purchaseTransferred,
+        .entitlementGranted, .entitlementRevoked, .balanceChanged, .refundRequestSettled,
     ]
 
     /// Whether this build produces the type.

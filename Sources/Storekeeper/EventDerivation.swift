@@ -108,7 +108,7 @@ extension ChangeSet {
             let replaced = change.after.replaces.flatMap { purchases[$0]?.before ?? nil }
             var lifecycle = Self.lifecycle(
                 before: change.before, after: change.after, replaced: replaced,
-                refunded: refundedPurchases.contains(key))
+                refunded: refundedPurchases.contains(key), billed: newBillingEvents[key] != nil)
             // The first lifecycle event of a purchase names the newest billing event recorded with
             // it (a purchase, a renewal, a recovery that was billed), once.
             if let billed = newBillingEvents[key]?.max(by: { $0.fact.purchasedAt < $1.fact.purchasedAt }),
@@ -165,7 +165,12 @@ extension ChangeSet {
 
     /// The lifecycle event of one purchase's change (none for a change that means nothing to the
     /// app's backend, such as an acknowledgement or a purchase superseded by its replacement).
-    static func lifecycle(before: Purchase?, after: Purchase, replaced: Purchase?, refunded: Bool) -> [EventDraft] {
+    /// `billed`: a billing event was recorded with it for the first time. A paid period that moved
+    /// on without one was extended, not renewed (the App Store's renewal date extension, Google's
+    /// deferred billing), and an app counting renewals as payments must not count it.
+    static func lifecycle(
+        before: Purchase?, after: Purchase, replaced: Purchase?, refunded: Bool, billed: Bool
+    ) -> [EventDraft] {
         func draft(_ type: EventType, _ details: EventDetails = EventDetails()) -> EventDraft {
             var details = details
             details.state = after.state
@@ -194,7 +199,9 @@ extension ChangeSet {
             case (.active, .canceled): drafts.append(draft(.subscriptionAutoRenewDisabled))
             case (.canceled, .active):
                 drafts.append(draft(.subscriptionAutoRenewEnabled))
-                if Self.periodMoved(before, after) { drafts.append(draft(.subscriptionRenewed)) }
+                if Self.periodMoved(before, after) {
+                    drafts.append(draft(billed ? .subscriptionRenewed : .subscriptionRenewalExtended))
+                }
             case (.billingRetry, .active), (.gracePeriod, .active), (.paused, .active), (.billingRetry, .canceled),
                 (.gracePeriod, .canceled), (.paused, .canceled):
                 drafts.append(draft(.subscriptionRecovered))
@@ -220,7 +227,7 @@ extension ChangeSet {
         } else if after.kind == .subscription, [.active, .canceled].contains(after.state),
             Self.periodMoved(before, after)
         {
-            drafts.append(draft(.subscriptionRenewed))
+            drafts.append(draft(billed ? .subscriptionRenewed : .subscriptionRenewalExtended))
         }
         // Auto-renew reported apart from the state (Google keeps the state active while it is off).
         if before.state == after.state, let was = before.autoRenew, let now = after.autoRenew, was != now {

@@ -100,7 +100,7 @@ import Testing
     }
 
     /// A single and a mass renewal-date extension of the second App Store app in Sandbox: each
-    /// RENEWAL_EXTENDED moves the expiry, and the mass extension's SUMMARY (which carries no `data`)
+    /// RENEWAL_EXTENDED moves the expiry (`subscription.renewal_extended`, not a renewal), and the mass extension's SUMMARY (which carries no `data`)
     /// is routed to that app's sandbox verifier and processed.
     @Test(arguments: ServerBackend.available) func renewalExtensionsOfTheSecondAppInSandbox(_ backend: ServerBackend)
         async throws
@@ -123,6 +123,10 @@ import Testing
             try await h.settle()
             let once = try #require(try await h.entitlementView("sam", "pro")?.expiresAt)
             #expect(once == before.addingTimeInterval(5 * 86_400))
+            // Extended without a payment: its event says so, and nothing reads as a renewal.
+            let types = try await EventTests.feed(h).map { $0.1["type"] as? String ?? "" }
+            #expect(types.contains("subscription.renewal_extended"), "\(types)")
+            #expect(!types.contains("subscription.renewed"), "\(types)")
 
             _ = try await client.extendRenewalDateForAllActiveSubscribers(
                 MassExtendRenewalDateRequest(

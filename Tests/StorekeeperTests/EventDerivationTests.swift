@@ -18,15 +18,27 @@ import Testing
             expiresAt: now.addingTimeInterval(expiresIn), autoRenew: autoRenew, observedAt: now)
     }
 
-    func types(_ before: Purchase?, _ after: Purchase) -> [EventType] {
+    /// `billed`: the change also recorded a new billing event of the purchase (a paid renewal).
+    func types(_ before: Purchase?, _ after: Purchase, billed: Bool = false) -> [EventType] {
         var changes = ChangeSet()
         changes.purchaseSaved(before: before, after: after)
+        if billed {
+            let renewal = TransactionFact(id: "t2", productID: after.productID, purchasedAt: now, observedAt: now)
+            changes.transactionSaved(before: nil, after: TransactionRecord(purchaseKey: after.key, fact: renewal))
+        }
         return changes.events(entitlementsBefore: [:], entitlementsAfter: [:], balancesAfter: [:]).map(\.type)
     }
 
     @Test func lifecycleTransitions() {
         #expect(types(nil, purchase(.active)) == [.purchaseStarted])
-        #expect(types(purchase(.active), purchase(.active, expiresIn: 86_400)) == [.subscriptionRenewed])
+        #expect(
+            types(purchase(.active), purchase(.active, expiresIn: 86_400), billed: true) == [.subscriptionRenewed])
+        // The period moved without a payment: a renewal date extension, not a renewal.
+        #expect(
+            types(purchase(.active), purchase(.active, expiresIn: 86_400)) == [.subscriptionRenewalExtended])
+        #expect(
+            types(purchase(.canceled, autoRenew: false), purchase(.canceled, expiresIn: 86_400, autoRenew: false))
+                == [.subscriptionRenewalExtended])
         #expect(types(purchase(.active), purchase(.canceled, autoRenew: false)) == [.subscriptionAutoRenewDisabled])
         #expect(types(purchase(.canceled, autoRenew: false), purchase(.active)) == [.subscriptionAutoRenewEnabled])
         #expect(types(purchase(.active), purchase(.billingRetry)) == [.subscriptionBillingRetry])

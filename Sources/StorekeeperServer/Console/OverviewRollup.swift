@@ -18,10 +18,10 @@ public struct OverviewRollup: Sendable {
     /// The events that can change a count: every purchase lifecycle event (the first of a change
     /// names a new billing event) and refunds.
     static let foldedTypes: Set<EventType> = [
-        .purchaseStarted, .subscriptionRenewed, .subscriptionProductChanged, .subscriptionAutoRenewDisabled,
-        .subscriptionAutoRenewEnabled, .subscriptionBillingRetry, .subscriptionGracePeriod, .subscriptionOnHold,
-        .subscriptionPaused, .subscriptionRecovered, .subscriptionExpired, .purchaseRevoked, .purchaseRefunded,
-        .purchaseRefundReversed,
+        .purchaseStarted, .subscriptionRenewed, .subscriptionRenewalExtended, .subscriptionProductChanged,
+        .subscriptionAutoRenewDisabled, .subscriptionAutoRenewEnabled, .subscriptionBillingRetry,
+        .subscriptionGracePeriod, .subscriptionOnHold, .subscriptionPaused, .subscriptionRecovered,
+        .subscriptionExpired, .purchaseRevoked, .purchaseRefunded, .purchaseRefundReversed,
     ]
 
     public let storage: any Storage
