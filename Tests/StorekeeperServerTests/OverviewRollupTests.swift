@@ -85,6 +85,28 @@ import Testing
         }
     }
 
+    /// A family member's access to a subscription the purchaser paid for is not a new
+    /// subscription, a renewal or revenue of its own: only the purchaser's purchase counts.
+    @Test(arguments: ServerBackend.available)
+    func familySharedPurchasesAreNotCountedAgain(_ backend: ServerBackend) async throws {
+        try await ServerHarness.run(on: backend) { h in
+            let store = h.simulator.appStore
+            let rollup = h.application.rollup
+            try await rollup.run()
+            let token = try await h.createCustomer("fay")
+            _ = try store.purchase(customer: "fay", product: "pro.monthly", appAccountToken: token)
+            _ = try store.purchase(customer: "fay-family", product: "pro.monthly", ownership: .familyShared)
+            try await h.settle()
+            try await h.advance(days: 31)  // both renewed
+            try await h.settle()
+            try await rollup.run()
+            let totals = try await Self.totals(h)
+            #expect(totals["new"]?.count == 1)
+            #expect(totals["renewed"]?.count == 1)
+            #expect(totals["revenue USD"]?.count == 2 && totals["revenue USD"]?.amount == 2 * 9_990_000)
+        }
+    }
+
     /// History recorded before the rollup existed is folded once by its first round, and the
     /// events of those same changes are not counted again.
     @Test(arguments: ServerBackend.available)
@@ -93,6 +115,8 @@ import Testing
             let store = h.simulator.appStore
             let token = try await h.createCustomer("bob")
             _ = try store.purchase(customer: "bob", product: "pro.monthly", appAccountToken: token)
+            // A family member's access to it: not counted again.
+            _ = try store.purchase(customer: "bob-family", product: "pro.monthly", ownership: .familyShared)
             try await h.settle()
             try await h.advance(days: 31)  // renewed
             try await h.settle()
@@ -103,7 +127,8 @@ import Testing
             #expect(totals["new"]?.count == 1)
             #expect(totals["renewed"]?.count == 1)
             #expect(totals["revenue USD"]?.count == 2 && totals["revenue USD"]?.amount == 2 * 9_990_000)
-            #expect(try await Self.states(h) == [.active: 1])
+            // The states count access: the family member's among it.
+            #expect(try await Self.states(h) == [.active: 2])
         }
     }
 }

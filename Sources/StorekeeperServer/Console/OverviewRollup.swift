@@ -104,10 +104,12 @@ public struct OverviewRollup: Sendable {
         func count(_ kind: OverviewActivity.Kind, _ count: Int = 1) -> OverviewActivity {
             OverviewActivity(slice: slice, day: day, kind: kind, count: count)
         }
-        var kind = event.productID.flatMap { catalog.product($0, in: store)?.kind }
-        if kind == nil {
-            kind = try await Self.purchase(PurchaseKey(store: store, id: purchaseID), in: transaction)?.kind
-        }
+        let purchase = try await Self.purchase(PurchaseKey(store: store, id: purchaseID), in: transaction)
+        // A family member's access to what the purchaser paid for: the purchaser's own purchase
+        // counts the payment, its renewals, refunds and end; counted again here, revenue and the
+        // subscription counts grew with every member of the family.
+        guard purchase?.ownership != .familyShared else { return [] }
+        let kind = event.productID.flatMap { catalog.product($0, in: store)?.kind } ?? purchase?.kind
         let isSubscription = kind == .subscription
         let ended: Set<SubscriptionState> = [.expired, .revoked]
         var deltas: [OverviewActivity] = []

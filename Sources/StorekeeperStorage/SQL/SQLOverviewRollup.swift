@@ -20,19 +20,22 @@ extension SQLStorageTransaction {
         let day = { (column: String) in "\(column) / \(Self.millisecondsPerDay)" }
         let slice = "p.store, COALESCE(p.app, '') AS app, p.environment"
         let grouping = "p.store, COALESCE(p.app, ''), p.environment"
+        // Family members' purchases are left out, as the event fold leaves them
+        // (`OverviewRollup`): the purchaser's own purchase counts what was paid.
+        let paid = "p.ownership <> '\(Ownership.familyShared.rawValue)'"
         let statements: [String] = [
             """
             SELECT \(slice), \(day("s.observed_at")) AS day, 'new' AS kind, '' AS currency, COUNT(*) AS count,
                    0 AS amount
             FROM state_changes s JOIN purchases p ON p.store = s.store AND p.id = s.purchase_id
-            WHERE s.from_state IS NULL AND s.to_state <> 'superseded' AND p.kind = 'subscription'
+            WHERE \(paid) AND s.from_state IS NULL AND s.to_state <> 'superseded' AND p.kind = 'subscription'
             GROUP BY \(grouping), \(day("s.observed_at"))
             """,
             """
             SELECT \(slice), \(day("s.observed_at")) AS day, 'churned' AS kind, '' AS currency, COUNT(*) AS count,
                    0 AS amount
             FROM state_changes s JOIN purchases p ON p.store = s.store AND p.id = s.purchase_id
-            WHERE s.to_state IN \(ended) AND (s.from_state IS NULL OR s.from_state NOT IN \(ended))
+            WHERE \(paid) AND s.to_state IN \(ended) AND (s.from_state IS NULL OR s.from_state NOT IN \(ended))
                 AND p.kind = 'subscription'
             GROUP BY \(grouping), \(day("s.observed_at"))
             """,
@@ -40,7 +43,7 @@ extension SQLStorageTransaction {
             SELECT \(slice), \(day("t.purchased_at")) AS day, 'renewed' AS kind, '' AS currency, COUNT(*) AS count,
                    0 AS amount
             FROM transactions t JOIN purchases p ON p.store = t.store AND p.id = t.purchase_id
-            WHERE p.kind = 'subscription' AND EXISTS (
+            WHERE \(paid) AND p.kind = 'subscription' AND EXISTS (
                 SELECT 1 FROM transactions e
                 WHERE e.store = t.store AND e.purchase_id = t.purchase_id AND e.purchased_at < t.purchased_at)
             GROUP BY \(grouping), \(day("t.purchased_at"))
@@ -49,13 +52,14 @@ extension SQLStorageTransaction {
             SELECT \(slice), \(day("t.revoked_at")) AS day, 'refunded' AS kind, '' AS currency, COUNT(*) AS count,
                    0 AS amount
             FROM transactions t JOIN purchases p ON p.store = t.store AND p.id = t.purchase_id
-            WHERE t.revoked_at IS NOT NULL AND t.refunded_fraction > 0
+            WHERE \(paid) AND t.revoked_at IS NOT NULL AND t.refunded_fraction > 0
             GROUP BY \(grouping), \(day("t.revoked_at"))
             """,
             """
             SELECT \(slice), \(day("t.purchased_at")) AS day, 'revenue' AS kind, COALESCE(t.currency, '') AS currency,
                    COUNT(*) AS count, CAST(COALESCE(SUM(t.price_micros), 0) AS BIGINT) AS amount
             FROM transactions t JOIN purchases p ON p.store = t.store AND p.id = t.purchase_id
+            WHERE \(paid)
             GROUP BY \(grouping), \(day("t.purchased_at")), COALESCE(t.currency, '')
             """,
             // Refunds take their share back on the day of the refund (a second statement: one
@@ -64,7 +68,7 @@ extension SQLStorageTransaction {
             SELECT \(slice), \(day("t.revoked_at")) AS day, 'revenue' AS kind, t.currency AS currency, 0 AS count,
                    CAST(-SUM(ROUND(t.price_micros * t.refunded_fraction)) AS BIGINT) AS amount
             FROM transactions t JOIN purchases p ON p.store = t.store AND p.id = t.purchase_id
-            WHERE t.revoked_at IS NOT NULL AND t.price_micros IS NOT NULL
+            WHERE \(paid) AND t.revoked_at IS NOT NULL AND t.price_micros IS NOT NULL
             GROUP BY \(grouping), \(day("t.revoked_at")), t.currency
             """,
         ]
