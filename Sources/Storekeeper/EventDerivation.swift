@@ -210,7 +210,15 @@ extension ChangeSet {
             case (.pending, .active) where after.kind != .subscription:
                 break
             case (.pending, .active), (.pending, .canceled):
-                drafts.append(draft(.subscriptionRenewed))
+                // A plan change whose payment completed: it replaces its predecessor only now.
+                if let replacedKey = after.replaces, before.replaces == nil {
+                    drafts.append(
+                        draft(
+                            .subscriptionProductChanged,
+                            EventDetails(previousProductID: replaced?.productID, replacesPurchaseID: replacedKey.id)))
+                } else {
+                    drafts.append(draft(.subscriptionRenewed))
+                }
             case (.revoked, .active), (.revoked, .canceled):
                 // A reversed refund says so through its billing event; otherwise the store gave it back.
                 if !refunded { drafts.append(draft(.purchaseRefundReversed)) }

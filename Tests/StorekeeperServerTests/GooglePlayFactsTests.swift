@@ -75,6 +75,18 @@ import Testing
         #expect(!revoked.needsAcknowledgement)
     }
 
+    /// A plan change replaces its predecessor only once paid: pending, or with its payment
+    /// canceled, it names nothing replaced, and the old subscription keeps its access.
+    @Test(arguments: [
+        (GooglePlay.SubscriptionState.pending, false), (.pendingPurchaseCanceled, false), (.active, true),
+        (.canceled, true), (.expired, true),
+    ])
+    func aPlanChangeReplacesItsPredecessorOnlyOncePaid(google: GooglePlay.SubscriptionState, replaces: Bool) throws {
+        let fact = try GooglePlayFacts.subscription(
+            subscription(google, linked: "old-token"), app: app, token: "new", observedAt: now, catalog: catalog)
+        #expect(fact.replaces == (replaces ? .googlePlay("old-token") : nil))
+    }
+
     // MARK: Voided orders of a subscription (seed 001: voids stay separate from status)
 
     @Test func aVoidOfAnOlderOrderRevokesThatOrderAndLeavesTheSubscriptionsState() throws {

@@ -120,6 +120,51 @@ import Testing
         }
     }
 
+    /// An upgrade whose payment is pending replaces nothing yet: the customer keeps the old
+    /// subscription's access while the new purchase waits, keeps it if the payment is canceled,
+    /// and has the new product instead once a payment completes.
+    @Test(arguments: ServerBackend.available) func aPendingUpgradeLeavesTheOldSubscriptionUntilItIsPaid(
+        _ backend: ServerBackend
+    ) async throws {
+        try await ServerHarness.run(on: backend) { h in
+            let play = h.simulator.googlePlay
+            let buyer = try await h.googlePlayBuyer("vic")
+            let old = try play.purchaseSubscription(
+                packageName: Self.package, productId: "premium", options: buyer
+            ).purchaseToken
+            try await h.settle()
+            func presentedByTheApp(_ token: String) async throws {
+                let (status, body) = try await h.request(
+                    .POST, "/v1/customers/vic/purchases/google-play",
+                    json: #"{"purchaseToken":"\#(token)","packageName":"\#(Self.package)"}"#)
+                #expect(status == 200, "\(body)")
+            }
+
+            let canceled = try play.changeSubscription(old, toProductId: "premium.max", pending: true).purchaseToken
+            try await presentedByTheApp(canceled)
+            var entitlements = try await h.entitlements("vic")
+            #expect(entitlements["pro"]?.active == true)
+            #expect(entitlements["max"]?.active != true)
+            try play.cancelPendingPurchase(canceled)
+            try await h.advance(days: 0.01)
+            entitlements = try await h.entitlements("vic")
+            #expect(entitlements["pro"]?.active == true)
+            #expect(entitlements["max"]?.active != true)
+            let oldPurchase = try await h.storage.transaction { try await $0.purchase(.googlePlay(old)) }
+            #expect(oldPurchase?.state == .active)
+
+            let paid = try play.changeSubscription(old, toProductId: "premium.max", pending: true).purchaseToken
+            try await presentedByTheApp(paid)
+            #expect(try await h.entitlements("vic")["pro"]?.active == true)
+            try play.completePendingPurchase(paid)
+            try await h.advance(days: 0.01)
+            entitlements = try await h.entitlements("vic")
+            #expect(entitlements["max"]?.active == true)
+            let replaced = try await h.storage.transaction { try await $0.purchase(.googlePlay(old)) }
+            #expect(replaced?.state == .superseded)
+        }
+    }
+
     @Test(arguments: ServerBackend.available) func submittedPurchasesAreLinkedAcknowledgedAndConsumed(
         _ backend: ServerBackend
     ) async throws {

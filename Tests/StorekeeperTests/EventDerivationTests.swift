@@ -58,6 +58,13 @@ import Testing
             types(purchase(.active, autoRenew: true), purchase(.active, autoRenew: false)) == [
                 .subscriptionAutoRenewDisabled
             ])
+        // A pending plan change whose payment completed: it replaces its predecessor now.
+        var paidChange = purchase(.active, store: .googlePlay, product: "yearly")
+        paidChange.replaces = .googlePlay("0")
+        #expect(
+            types(purchase(.pending, store: .googlePlay, product: "yearly"), paidChange, billed: true) == [
+                .subscriptionProductChanged
+            ])
         // Nothing the app's backend needs: a superseded token, a pending one.
         #expect(types(purchase(.active), purchase(.superseded)).isEmpty)
         #expect(types(purchase(.active), purchase(.active)).isEmpty)

@@ -94,6 +94,18 @@ extension GooglePlaySimulation.State {
             price: price, quantity: quantity)
     }
 
+    /// The subscription `token` is replaced by the plan change `newToken` (EXPIRED,
+    /// `replacementCancellation`, no notification: the new purchase's says it).
+    mutating func replace(_ token: String, by newToken: String, at date: Date) {
+        guard var old = subscriptions[token] else { return }
+        old.phase = .expired(at: date)
+        old.autoRenew = false
+        old.cancellation = .replacement
+        old.replacedBy = newToken
+        old.lastEventDate = date
+        subscriptions[token] = old
+    }
+
     /// Bills a new period of `record` starting at `start` under a new order id.
     mutating func bill(_ record: inout PlaySubscriptionRecord, periodStart start: Date, at date: Date) {
         let end = record.plan.billingPeriod.added(to: start)

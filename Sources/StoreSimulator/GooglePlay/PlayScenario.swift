@@ -61,6 +61,8 @@ extension GooglePlaySimulation {
                 record.startTime = now
                 record.phase = .active
                 state.bill(&record, periodStart: now, at: now)
+                // A pending plan change replaces the old subscription only now that it is paid.
+                if let replaced = record.linkedPurchaseToken { state.replace(replaced, by: token, at: now) }
                 state.subscriptions[token] = record
                 state.emitSubscription(.purchased, record, at: now)
                 return PlayPurchaseResult(purchaseToken: token, orderId: record.latestOrderId)
@@ -196,14 +198,17 @@ extension GooglePlaySimulation {
     /// The user upgrades, downgrades or switches plans: a NEW purchase token whose
     /// `linkedPurchaseToken` is the old one, paid from now (`SUBSCRIPTION_PURCHASED`); the old
     /// purchase is replaced (EXPIRED, `replacementCancellation`, no notification). Every mode but
-    /// `deferred` takes effect now; proration credit is not simulated.
+    /// `deferred` takes effect now; proration credit is not simulated. With `pending`, the payment
+    /// waits (a cash payment, say): the new purchase is PENDING, no notification, and the old one
+    /// keeps its access until ``completePendingPurchase(_:)`` replaces it, or stays if
+    /// ``cancelPendingPurchase(_:)`` comes instead.
     @discardableResult
     public func changeSubscription(
         _ token: String, toProductId productId: String, basePlanId: String? = nil,
-        replacementMode: PlayReplacementMode = .withTimeProration
+        replacementMode: PlayReplacementMode = .withTimeProration, pending: Bool = false
     ) throws(GooglePlaySimulationError) -> PlayPurchaseResult {
         try mutate { (state, now) throws(GooglePlaySimulationError) in
-            guard var old = state.subscriptions[token] else { throw .unknownPurchase(token) }
+            guard let old = state.subscriptions[token] else { throw .unknownPurchase(token) }
             guard replacementMode != .deferred else { throw .invalid("the DEFERRED replacement mode is not simulated") }
             switch old.phase {
             case .active, .gracePeriod: break
@@ -215,15 +220,15 @@ extension GooglePlaySimulation {
             var record = PlaySubscriptionRecord(
                 purchaseToken: newToken, packageName: old.packageName, productId: productId,
                 basePlanId: plan.basePlanId, plan: plan, options: old.options, purchaseTime: now, startTime: now,
-                expiryTime: now, phase: .active, autoRenew: plan.autoRenewing, lastEventDate: now)
+                expiryTime: now, phase: pending ? .pending : .active, autoRenew: plan.autoRenewing,
+                lastEventDate: now)
             record.linkedPurchaseToken = token
+            guard !pending else {
+                state.subscriptions[newToken] = record
+                return PlayPurchaseResult(purchaseToken: newToken, orderId: nil)
+            }
             state.bill(&record, periodStart: now, at: now)
-            old.phase = .expired(at: now)
-            old.autoRenew = false
-            old.cancellation = .replacement
-            old.replacedBy = newToken
-            old.lastEventDate = now
-            state.subscriptions[token] = old
+            state.replace(token, by: newToken, at: now)
             state.subscriptions[newToken] = record
             state.emitSubscription(.purchased, record, at: now)
             return PlayPurchaseResult(purchaseToken: newToken, orderId: record.latestOrderId)

@@ -21,6 +21,9 @@ public enum GooglePlayFacts {
         let expiresAt = items.compactMap(\.expiryDate).max()
         let state: Storekeeper.SubscriptionState =
             revoked ? .revoked : subscriptionState(purchase.subscriptionState, expiresAt: expiresAt, at: observedAt)
+        // A plan change waiting for its payment replaces nothing yet, and one whose payment was
+        // canceled never does: the old subscription keeps its access (Google's pending purchases).
+        let paid = ![.pending, .pendingPurchaseCanceled].contains(purchase.subscriptionState)
         let orderID = items.first?.latestSuccessfulOrderId ?? purchase.latestOrderId
         var transactions: [TransactionFact] = []
         if let orderID {
@@ -43,7 +46,8 @@ public enum GooglePlayFacts {
             gracePeriodExpiresAt: state == .gracePeriod ? expiresAt : nil,
             autoRenew: items.first?.autoRenewingPlan.map { $0.autoRenewEnabled ?? false },
             accountHint: AccountHint.normalized(purchase.externalAccountIdentifiers?.obfuscatedExternalAccountId),
-            replaces: purchase.linkedPurchaseToken.flatMap { $0.isEmpty ? nil : PurchaseKey.googlePlay($0) },
+            replaces: paid
+                ? purchase.linkedPurchaseToken.flatMap { $0.isEmpty ? nil : PurchaseKey.googlePlay($0) } : nil,
             observedAt: observedAt,
             needsAcknowledgement: purchase.acknowledgementState == .pending
                 && [.active, .gracePeriod, .canceled].contains(state),
