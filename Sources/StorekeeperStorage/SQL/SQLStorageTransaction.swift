@@ -655,8 +655,14 @@ struct SQLStorageTransaction: StorageTransaction {
     func insertNotifications(_ notifications: [InboxNotification]) async throws -> [Bool] {
         guard !notifications.isEmpty else { return [] }
         try await beforeStatement(writes: true)
+        // Inserted in key order: a key another transaction has just inserted is waited for, so two
+        // groups holding the same keys in different orders deadlocked on PostgreSQL (seen under a
+        // loaded clean-clone CI run of `concurrentGroupsSharingKeysStoreEachOnce`).
+        let ordered = notifications.sorted {
+            ($0.store.rawValue, $0.dedupeKey) < ($1.store.rawValue, $1.dedupeKey)
+        }
         var inserted = Set<NotificationKey>()
-        for chunk in flavor.statementChunks(notifications, limit: Self.rowsPerStatement) {
+        for chunk in flavor.statementChunks(ordered, limit: Self.rowsPerStatement) {
             let values = chunk.map { notification -> SQLQueryString in
                 """
                 (\(bind: notification.store.rawValue), \(bind: notification.dedupeKey),
@@ -690,6 +696,7 @@ struct SQLStorageTransaction: StorageTransaction {
             outcomes.append(isNew)
             if isNew { new.append(notification) }
         }
+        new.sort { ($0.store.rawValue, $0.dedupeKey) < ($1.store.rawValue, $1.dedupeKey) }
         for chunk in flavor.statementChunks(new, limit: Self.rowsPerStatement) {
             let values = chunk.map { notification -> SQLQueryString in
                 """
