@@ -70,15 +70,16 @@ public struct MissedNotificationRecovery: Sendable {
             let overdue = try await transaction.subscriptionsOverdue(
                 accessEndedBefore: now - settings.overdueAfter, notRefreshedSince: now - settings.refreshInterval,
                 limit: settings.refreshBatch)
+            var due = overdue.map { ($0, Self.overdue) }
             let silentSince = now - settings.refreshInterval
             let watchedSince = now - settings.awaitingNewsWatch
-            guard overdue.count < settings.refreshBatch, watchedSince < silentSince else {
-                return overdue.map { ($0, Self.overdue) }
+            if due.count < settings.refreshBatch, watchedSince < silentSince {
+                let awaiting = try await transaction.subscriptionsAwaitingNews(
+                    lastNews: watchedSince..<silentSince, notRefreshedSince: silentSince,
+                    limit: settings.refreshBatch - due.count)
+                due += awaiting.map { ($0, Self.awaitingNews) }
             }
-            let awaiting = try await transaction.subscriptionsAwaitingNews(
-                lastNews: watchedSince..<silentSince, notRefreshedSince: silentSince,
-                limit: settings.refreshBatch - overdue.count)
-            return overdue.map { ($0, Self.overdue) } + awaiting.map { ($0, Self.awaitingNews) }
+            return due
         }
         let context = CatchUpContext(inbox: inbox, cursors: CatchUpCursors(storage: storage), settings: settings)
         let recorder = inbox.recorder

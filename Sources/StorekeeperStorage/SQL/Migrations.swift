@@ -904,7 +904,11 @@ extension Migration {
         """
         CREATE INDEX purchases_awaiting_news ON purchases (
             (\(flavor.subscriptionLastNews)), (COALESCE(refreshed_at, 0)), store, id)
-        WHERE kind = 'subscription' AND state IN ('billing_retry', 'paused', 'pending')
+        WHERE \(awaitingNewsCondition)
         """
     }
+
+    /// The rows `purchases_awaiting_news` holds, which its query repeats so that both planners
+    /// match the partial index.
+    static let awaitingNewsCondition = "kind = 'subscription' AND state IN ('billing_retry', 'paused', 'pending')"
 }

@@ -340,7 +340,7 @@ struct SQLStorageTransaction: StorageTransaction {
         return try await rows(
             """
             SELECT \(unsafeRaw: Self.purchaseColumns) FROM purchases
-            WHERE kind = 'subscription' AND state IN ('billing_retry', 'paused', 'pending')
+            WHERE \(unsafeRaw: Migration.awaitingNewsCondition)
               AND \(unsafeRaw: lastNewsAt) >= \(bind: StoredTime.milliseconds(lastNews.lowerBound))
               AND \(unsafeRaw: lastNewsAt) < \(bind: StoredTime.milliseconds(lastNews.upperBound))
               AND COALESCE(refreshed_at, 0) < \(bind: StoredTime.milliseconds(notRefreshedSince))
@@ -658,9 +658,7 @@ struct SQLStorageTransaction: StorageTransaction {
         // Inserted in key order: a key another transaction has just inserted is waited for, so two
         // groups holding the same keys in different orders deadlocked on PostgreSQL (seen under a
         // loaded clean-clone CI run of `concurrentGroupsSharingKeysStoreEachOnce`).
-        let ordered = notifications.sorted {
-            ($0.store.rawValue, $0.dedupeKey) < ($1.store.rawValue, $1.dedupeKey)
-        }
+        let ordered = notifications.sorted(by: Self.inKeyOrder)
         var inserted = Set<NotificationKey>()
         for chunk in flavor.statementChunks(ordered, limit: Self.rowsPerStatement) {
             let values = chunk.map { notification -> SQLQueryString in
@@ -696,7 +694,7 @@ struct SQLStorageTransaction: StorageTransaction {
             outcomes.append(isNew)
             if isNew { new.append(notification) }
         }
-        new.sort { ($0.store.rawValue, $0.dedupeKey) < ($1.store.rawValue, $1.dedupeKey) }
+        new.sort(by: Self.inKeyOrder)
         for chunk in flavor.statementChunks(new, limit: Self.rowsPerStatement) {
             let values = chunk.map { notification -> SQLQueryString in
                 """
@@ -710,6 +708,11 @@ struct SQLStorageTransaction: StorageTransaction {
                 """)
         }
         return outcomes
+    }
+
+    /// The order group inserts write inbox rows in (see ``insertNotifications(_:)``).
+    private static func inKeyOrder(_ a: InboxNotification, _ b: InboxNotification) -> Bool {
+        (a.store.rawValue, a.dedupeKey) < (b.store.rawValue, b.dedupeKey)
     }
 
     private struct NotificationKey: Hashable {
