@@ -128,10 +128,7 @@ import Testing
     ) async throws {
         try await ServerHarness.run(on: backend) { h in
             let play = h.simulator.googlePlay
-            let buyer = try await h.googlePlayBuyer("vic")
-            let old = try play.purchaseSubscription(
-                packageName: Self.package, productId: "premium", options: buyer
-            ).purchaseToken
+            let old = try await h.googlePlaySubscription("vic")
             try await h.settle()
             func presentedByTheApp(_ token: String) async throws {
                 let (status, body) = try await h.request(

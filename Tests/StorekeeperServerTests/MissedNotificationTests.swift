@@ -151,15 +151,8 @@ import Testing
             let retryingToken = try await h.createCustomer("rita")
             let retrying = try appStore.purchase(
                 customer: "rita", product: "pro.monthly", appAccountToken: retryingToken)
-            func playSubscription(_ customer: String) async throws -> String {
-                let buyer = try await h.googlePlayBuyer(customer)
-                return try play.purchaseSubscription(
-                    packageName: Self.package, productId: "premium",
-                    options: buyer
-                ).purchaseToken
-            }
-            let held = try await playSubscription("hugo")
-            let paused = try await playSubscription("pia")
+            let held = try await h.googlePlaySubscription("hugo")
+            let paused = try await h.googlePlaySubscription("pia")
             try await h.settle()
             try appStore.failBilling(retrying.originalTransactionId)
             try play.failBilling(held)

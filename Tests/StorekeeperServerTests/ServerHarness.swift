@@ -159,6 +159,14 @@ struct ServerHarness {
         PlayPurchaseOptions(obfuscatedExternalAccountId: try await createCustomer(id).uuidString, pending: pending)
     }
 
+    /// Creates the customer, who subscribes to `product` on Google Play in the app; its purchase token.
+    func googlePlaySubscription(_ customer: String, product: String = "premium") async throws -> String {
+        let buyer = try await googlePlayBuyer(customer)
+        return try simulator.googlePlay.purchaseSubscription(
+            packageName: Self.packageName, productId: product, options: buyer
+        ).purchaseToken
+    }
+
     /// The customer's entitlements by name: (active, state).
     func entitlements(_ id: String) async throws -> [String: (active: Bool, state: String)] {
         let (status, body) = try await request(.GET, "/v1/customers/\(id)")
