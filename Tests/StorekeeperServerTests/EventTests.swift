@@ -357,6 +357,31 @@ import Testing
         }
     }
 
+    /// An answer's body means nothing and is read only so far: a receiver answering 200 with a body
+    /// that never ends, or that trickles in a byte at a time, has its deliveries counted, and the
+    /// round goes on to the next. (The body was read to its end, which held the endpoint's
+    /// deliveries, and the round, for as long as the receiver kept sending.)
+    @Test(
+        .timeLimit(.minutes(1)),
+        arguments: [WebhookReceiver.Answer.endlessBody, .tricklingBody(.milliseconds(100))])
+    func anAnswerBodyThatDoesNotEndDoesNotHoldDelivery(_ answer: WebhookReceiver.Answer) async throws {
+        let receiver = WebhookReceiver()
+        try await receiver.run(port: 0) { port in
+            try await Self.run(on: .sqlite, url: Self.hookURL(port), timeout: 0.5) { h in
+                receiver.answer(answer)
+                let token = try await h.createCustomer("dana")
+                _ = try h.simulator.appStore.purchase(customer: "dana", product: "coins.100", appAccountToken: token)
+                _ = try h.simulator.appStore.purchase(customer: "dana", product: "coins.100", appAccountToken: token)
+                try await h.settle()
+                let round = try await h.application.webhooks.run()
+                let feed = try await Self.feed(h)
+                #expect(feed.count >= 2)
+                #expect(round.delivered == feed.count && round.failed == 0)
+                #expect(Set(receiver.acceptedOnce.map(\.eventID)) == Set(feed.compactMap { $0.1["id"] as? String }))
+            }
+        }
+    }
+
     @Test(arguments: ServerBackend.available) func rotationSignsWithBothSecrets(_ backend: ServerBackend) async throws {
         let receiver = WebhookReceiver()
         try await receiver.run(port: 0) { port in

@@ -22,6 +22,10 @@ final class WebhookReceiver: Sendable {
         case status(Int)
         /// 200 after the duration: later than the sender waits in the tests that use it.
         case slow(Duration)
+        /// 200 at once, then a body that never ends: 4 KiB chunks for as long as the sender reads.
+        case endlessBody
+        /// 200 at once, then a body of one byte every `interval`, never ending.
+        case tricklingBody(Duration)
     }
 
     private let state = Mutex<(answer: Answer, received: [Received])>((.ok, []))
@@ -48,7 +52,7 @@ final class WebhookReceiver: Sendable {
             let answer = self.state.withLock { $0.answer }
             let accepted: Bool
             switch answer {
-            case .ok: accepted = true
+            case .ok, .endlessBody, .tricklingBody: accepted = true
             // Slower than the sender waits: it gave up, so nothing was accepted.
             case .slow: accepted = false
             case .status(let code): accepted = (200..<300).contains(code)
@@ -63,8 +67,29 @@ final class WebhookReceiver: Sendable {
                         type: request.headers[HTTPField.Name("Storekeeper-Event-Type")!] ?? "", accepted: accepted))
             }
             if case .slow(let delay) = answer { try await Task.sleep(for: delay) }
-            if case .status(let code) = answer { return Response(status: .init(code: code)) }
-            return Response(status: .ok)
+            switch answer {
+            case .status(let code): return Response(status: .init(code: code))
+            case .endlessBody:
+                let chunk = ByteBuffer(repeating: UInt8(ascii: "x"), count: 4096)
+                return Response(
+                    status: .ok, body: ResponseBody { writer in
+                        while true {
+                            try Task.checkCancellation()
+                            try await writer.write(chunk)
+                        }
+                    })
+            case .tricklingBody(let interval):
+                return Response(
+                    status: .ok,
+                    body: ResponseBody { writer in
+                        while true {
+                            try Task.checkCancellation()
+                            try await writer.write(ByteBuffer(string: "x"))
+                            try await Task.sleep(for: interval)
+                        }
+                    })
+            case .ok, .slow: return Response(status: .ok)
+            }
         }
         let (bound, continuation) = AsyncStream.makeStream(of: Int.self)
         let app = Application(

@@ -253,8 +253,7 @@ public final class WebhookDispatcher: Sendable {
         do {
             let response = try await client.execute(request, timeout: .milliseconds(Int64(settings.timeout * 1000)))
             statusCode = Int(response.status.code)
-            // The answer's body means nothing; read (a bounded amount of) it so the connection is reusable.
-            for try await _ in response.body {}
+            try await Self.drain(response.body, until: started + .seconds(settings.timeout))
             if !(200..<300).contains(Int(response.status.code)) {
                 failure =
                     (300..<400).contains(Int(response.status.code))
@@ -284,6 +283,23 @@ public final class WebhookDispatcher: Sendable {
             endpoint: endpoint.name, eventID: delivery.eventID, position: delivery.position, attempt: next.attempts,
             attemptedAt: now, statusCode: statusCode, latencyMilliseconds: latency, error: failure)
         return (attempt, next)
+    }
+
+    /// Most of an answer's body read before the connection is given up rather than kept for the next delivery.
+    static let answerBodyLimit = 64 * 1024
+
+    /// Reads an answer's body, which means nothing, so that its connection can carry the next
+    /// delivery; but no more than ``answerBodyLimit`` bytes, and no chunk after `deadline`. The
+    /// request's deadline ends with the head and the read timeout with each chunk, so a receiver
+    /// answering with an endless body, or one byte a second, held the endpoint's deliveries for as
+    /// long as it went on. Ending the iteration early closes the connection; the answer's status
+    /// stands.
+    static func drain(_ body: HTTPClientResponse.Body, until deadline: ContinuousClock.Instant) async throws {
+        var read = 0
+        for try await chunk in body {
+            read += chunk.readableBytes
+            if read > answerBodyLimit || ContinuousClock.now >= deadline { return }
+        }
     }
 
     /// A failure's cause in a few words: never the body, the URL's query or a secret.
