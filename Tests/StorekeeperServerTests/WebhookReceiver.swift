@@ -72,7 +72,8 @@ final class WebhookReceiver: Sendable {
             case .endlessBody:
                 let chunk = ByteBuffer(repeating: UInt8(ascii: "x"), count: 4096)
                 return Response(
-                    status: .ok, body: ResponseBody { writer in
+                    status: .ok,
+                    body: ResponseBody { writer in
                         while true {
                             try Task.checkCancellation()
                             try await writer.write(chunk)
