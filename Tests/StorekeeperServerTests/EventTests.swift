@@ -181,11 +181,7 @@ import Testing
         try await receiver.run(port: 0) { port in
             try await Self.run(on: backend, url: Self.hookURL(port), policy: .transfer) { h in
                 let play = h.simulator.googlePlay
-                let buyer = try await h.googlePlayBuyer("gina")
-                let token = try play.purchaseSubscription(
-                    packageName: ServerHarness.packageName, productId: "premium",
-                    options: buyer
-                ).purchaseToken
+                let token = try await h.googlePlaySubscription("gina")
                 try await h.settle()
                 try await h.advance(days: 4)
                 try await h.advance(days: 28)  // renewed
@@ -367,7 +363,7 @@ import Testing
     func anAnswerBodyThatDoesNotEndDoesNotHoldDelivery(_ answer: WebhookReceiver.Answer) async throws {
         let receiver = WebhookReceiver()
         try await receiver.run(port: 0) { port in
-            try await Self.run(on: .sqlite, url: Self.hookURL(port), timeout: 0.5) { h in
+            try await Self.run(on: .sqlite, url: Self.hookURL(port), timeout: 1) { h in
                 receiver.answer(answer)
                 let token = try await h.createCustomer("dana")
                 _ = try h.simulator.appStore.purchase(customer: "dana", product: "coins.100", appAccountToken: token)
@@ -376,7 +372,13 @@ import Testing
                 let round = try await h.application.webhooks.run()
                 let feed = try await Self.feed(h)
                 #expect(feed.count >= 2)
-                #expect(round.delivered == feed.count && round.failed == 0)
+                let attempts = try await h.storage.transaction {
+                    try await $0.deliveryAttempts(endpoint: "backend", eventID: nil, limit: 100)
+                }
+                #expect(
+                    round.delivered == feed.count && round.failed == 0,
+                    "\(round), \(attempts.map { "\($0.statusCode ?? 0) \($0.error ?? "") \($0.latencyMilliseconds) ms" })"
+                )
                 #expect(Set(receiver.acceptedOnce.map(\.eventID)) == Set(feed.compactMap { $0.1["id"] as? String }))
             }
         }

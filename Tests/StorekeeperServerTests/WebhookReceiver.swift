@@ -22,7 +22,8 @@ final class WebhookReceiver: Sendable {
         case status(Int)
         /// 200 after the duration: later than the sender waits in the tests that use it.
         case slow(Duration)
-        /// 200 at once, then a body that never ends: 4 KiB chunks for as long as the sender reads.
+        /// 200 at once, then a body that never ends: 4 KiB chunks, one a millisecond (4 MB/s, and not
+        /// a loop that takes a core from the server under test), for as long as the sender reads.
         case endlessBody
         /// 200 at once, then a body of one byte every `interval`, never ending.
         case tricklingBody(Duration)
@@ -77,6 +78,7 @@ final class WebhookReceiver: Sendable {
                         while true {
                             try Task.checkCancellation()
                             try await writer.write(chunk)
+                            try await Task.sleep(for: .milliseconds(1))
                         }
                     })
             case .tricklingBody(let interval):
