@@ -39,6 +39,9 @@ extension Purchase {
         // Replacement is final: the old token's own later states (Google reports it expired) must
         // not make the outcome depend on which of the two purchases was heard of first.
         if state == .superseded { next.state = .superseded }
+        // Nor can a store that shows a revocation as an expiry undo it: Google's answer to a
+        // notification processed after the revocation's (reordered, redelivered) says expired.
+        if state == .revoked, fact.state == .expired, fact.expiredMayMeanRevoked { next.state = .revoked }
         return .applied(next)
     }
 }

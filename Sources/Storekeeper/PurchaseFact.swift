@@ -29,6 +29,10 @@ public struct PurchaseFact: Sendable, Hashable, Codable {
     public var needsAcknowledgement: Bool
     /// Billing events the fact reports (each one is merged, never removed).
     public var transactions: [TransactionFact]
+    /// The store shows a revoked purchase as expired (Google's API answers
+    /// `SUBSCRIPTION_STATE_EXPIRED` for a revoked subscription, and only the revocation's own
+    /// notification says more): an `expired` fact then keeps a purchase known to be revoked revoked.
+    public var expiredMayMeanRevoked = false
 
     public init(
         key: PurchaseKey, app: AppID, productID: String, kind: ProductKind, environment: PurchaseEnvironment,

@@ -40,6 +40,8 @@ import Testing
         let fact = try GooglePlayFacts.subscription(
             subscription(google), app: app, token: "tok", observedAt: now, catalog: catalog)
         #expect(fact.state == expected)
+        // Google's expired may be a revocation only its notification told of (Applying keeps it).
+        #expect(fact.expiredMayMeanRevoked)
         #expect(fact.key == .googlePlay("tok"))
         #expect(fact.expiresAt == ISO8601DateFormatter().date(from: "2027-01-15T08:00:00Z"))
         #expect(fact.transactions.map(\.id) == ["GPA.1111-2222-3333-44444..2"])

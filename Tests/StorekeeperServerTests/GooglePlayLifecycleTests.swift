@@ -71,11 +71,7 @@ import Testing
     @Test(arguments: ServerBackend.available) func pauseResumeAndRestart(_ backend: ServerBackend) async throws {
         try await ServerHarness.run(on: backend) { h in
             let play = h.simulator.googlePlay
-            let buyer = try await h.googlePlayBuyer("paula")
-            let token = try play.purchaseSubscription(
-                packageName: Self.package, productId: "premium",
-                options: buyer
-            ).purchaseToken
+            let token = try await h.googlePlaySubscription("paula")
             try await h.settle()
             try play.pauseSubscription(token)
             try await h.advance(days: 31)
@@ -102,11 +98,7 @@ import Testing
     ) async throws {
         try await ServerHarness.run(on: backend) { h in
             let play = h.simulator.googlePlay
-            let buyer = try await h.googlePlayBuyer("uma")
-            let old = try play.purchaseSubscription(
-                packageName: Self.package, productId: "premium",
-                options: buyer
-            ).purchaseToken
+            let old = try await h.googlePlaySubscription("uma")
             try await h.settle()
             let new = try play.changeSubscription(old, toProductId: "premium.max").purchaseToken
             #expect(play.subscription(new)?.linkedPurchaseToken == old)
@@ -254,6 +246,48 @@ import Testing
             #expect(entitlements["pro"]?.state == "revoked")
             #expect(entitlements["lifetime"]?.active == false)
             #expect(try await h.balances("rita")["coins"] == 30)
+        }
+    }
+
+    /// Google answers about a revoked subscription with `SUBSCRIPTION_STATE_EXPIRED`, and only the
+    /// revocation's push says more. A push processed after it (a renewal's, late or redelivered)
+    /// leaves the purchase revoked, as in-order delivery does, and adds no event. (It was taken for
+    /// an expiry: `revoked` became `expired`, with a `subscription.expired` after the revocation.)
+    @Test(arguments: ServerBackend.available) func aPushProcessedAfterTheRevocationLeavesItRevoked(
+        _ backend: ServerBackend
+    ) async throws {
+        try await ServerHarness.run(on: backend) { h in
+            let play = h.simulator.googlePlay
+            let token = try await h.googlePlaySubscription("rhea")
+            try await h.settle()
+            try await h.advance(days: 32)  // renewed
+            let orders = try #require(play.subscription(token)?.orderIds)
+            #expect(orders.count == 2)
+            try play.refund(orderId: try #require(orders.last), revoke: true)
+            try await h.settle()
+            #expect(try await h.entitlementView("rhea", "pro")?.state == .revoked)
+            func eventCount() async throws -> Int {
+                let (status, feed) = try await h.request(.GET, "/v1/events?after=0&limit=500")
+                #expect(status == 200)
+                return (feed["events"] as? [Any])?.count ?? -1
+            }
+            let events = try await eventCount()
+
+            try await h.advance(days: 0.01)
+            let identity = h.simulator.googleIdentity
+            let authorization =
+                "Bearer "
+                + (try identity.makePushToken(audience: ServerHarness.pushAudience, email: ServerHarness.pushAccount))
+            let late = try await h.request(
+                .POST, "/v1/notifications/google-play",
+                json: try Self.pushBody(packageName: Self.package, purchaseToken: token), key: nil,
+                authorization: authorization)
+            #expect(late.status == 200)
+            try await h.settle()
+            let view = try await h.entitlementView("rhea", "pro")
+            #expect(view?.state == .revoked)
+            #expect(view?.active == false)
+            #expect(try await eventCount() == events)
         }
     }
 

@@ -419,13 +419,10 @@ import Testing
     func aGoogleVoidOfOneOrderLeavesTheSubscriptionToItsState(_ backend: ServerBackend) async throws {
         try await ServerHarness.run(on: backend) { h in
             let play = h.simulator.googlePlay
-            let buyer = try await h.googlePlayBuyer("lou")
-            let bought = try play.purchaseSubscription(
-                packageName: ServerHarness.packageName, productId: "premium",
-                options: buyer)
+            let token = try await h.googlePlaySubscription("lou")
             try await h.settle()
             try await h.advance(days: 32)
-            let orders = try #require(play.subscription(bought.purchaseToken)?.orderIds)
+            let orders = try #require(play.subscription(token)?.orderIds)
             #expect(orders.count == 2)
             // Google refunds the first month without revoking: the paid second month goes on.
             try play.refund(orderId: orders[0], revoke: false)

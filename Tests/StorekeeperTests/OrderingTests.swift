@@ -78,6 +78,30 @@ import Testing
         #expect(!next.grantsAccess(at: start))
     }
 
+    /// Google shows a revoked subscription as expired: its answer to a notification processed after
+    /// the revocation's keeps the purchase revoked. A store whose expiry means only expiry (Apple,
+    /// where a reversed refund of an ended period reads expired) moves on.
+    @Test func anExpiryThatMayMeanRevocationKeepsARevocation() {
+        let revoked = Purchase(fact: fact(.revoked, at: 10))
+        var google = fact(.expired, at: 20)
+        google.expiredMayMeanRevoked = true
+        guard case .applied(let kept) = revoked.applying(google) else {
+            Issue.record("a newer fact was not applied")
+            return
+        }
+        #expect(kept.state == .revoked)
+        #expect(kept.observedAt == google.observedAt)
+        var active = fact(.active, at: 30)
+        active.expiredMayMeanRevoked = true
+        guard case .applied(let resubscribed) = revoked.applying(active), case .applied(let expired) = revoked.applying(fact(.expired, at: 20))
+        else {
+            Issue.record("a newer fact was not applied")
+            return
+        }
+        #expect(resubscribed.state == .active)
+        #expect(expired.state == .expired)
+    }
+
     @Test(arguments: 0..<200)
     func shuffledRepeatedDeliveryConvergesOnInOrderResult(seed: Int) {
         var random = SplitMix64(state: UInt64(seed))

@@ -38,7 +38,7 @@ public enum GooglePlayFacts {
                     observedAt: revoked ? observedAt : min(purchasedAt, observedAt), price: price, offer: offer
                 ))
         }
-        return PurchaseFact(
+        var fact = PurchaseFact(
             key: .googlePlay(token), app: app, productID: productID,
             kind: catalog.product(productID, in: .googlePlay)?.kind ?? .subscription,
             // A license tester's purchase is a test purchase: the domain's sandbox.
@@ -53,6 +53,8 @@ public enum GooglePlayFacts {
                 && [.active, .gracePeriod, .canceled].contains(state),
             transactions: transactions
         )
+        fact.expiredMayMeanRevoked = true
+        return fact
     }
 
     /// What a line item's latest order cost and under which offer. `autoRenewingPlan.recurringPrice`
