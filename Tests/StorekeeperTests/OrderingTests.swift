@@ -93,7 +93,8 @@ import Testing
         #expect(kept.observedAt == google.observedAt)
         var active = fact(.active, at: 30)
         active.expiredMayMeanRevoked = true
-        guard case .applied(let resubscribed) = revoked.applying(active), case .applied(let expired) = revoked.applying(fact(.expired, at: 20))
+        guard case .applied(let resubscribed) = revoked.applying(active),
+            case .applied(let expired) = revoked.applying(fact(.expired, at: 20))
         else {
             Issue.record("a newer fact was not applied")
             return
