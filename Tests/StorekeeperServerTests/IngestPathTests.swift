@@ -379,6 +379,11 @@ extension IngestPathTests {
             }
             try await h.settle()
             let inbox = h.application.inbox
+            let clock = h.simulator.clock
+            // Due only from a moment ahead: the worker may still drain once after `settle` (a
+            // wake-up kept from the last push), and under load that drain came after these were
+            // stored and claimed some of them first.
+            let dueAt = clock.now().addingTimeInterval(30)
             try await h.storage.transaction { transaction in
                 for token in tokens {
                     let body = try GooglePlayLifecycleTests.pushBody(
@@ -386,13 +391,14 @@ extension IngestPathTests {
                     _ = try await transaction.insertNotification(
                         InboxNotification(
                             store: .googlePlay, dedupeKey: "late-\(token)", body: Data(body.utf8),
-                            receivedAt: inbox.clock.now()))
+                            receivedAt: clock.now(), nextAttemptAt: dueAt))
                 }
             }
+            try await Task.sleep(for: .milliseconds(300))
+            clock.advance(by: 30)
             let before = play.apiRequests.count
             // The first call answers seconds later; meanwhile the lease runs out.
             h.simulator.faults.add([APIFault(pathPrefix: "/androidpublisher/", delaySeconds: 3)])
-            let clock = h.simulator.clock
             let leaseRunsOut = Task {
                 try await Task.sleep(for: .milliseconds(200))
                 clock.advance(by: 61)
