@@ -158,14 +158,21 @@ import Testing
         #expect(stillPartial.state == .active)
         #expect(stillPartial.transactions.first?.refundedFraction == 0.25)
         #expect(stillPartial.transactions.first?.revokedAt == now)
-        // All still refundable, or none while purchased (a full void cancels the purchase): no refund read.
-        for refundable in [4, 0] {
-            readAgain.refundableQuantity = refundable
-            #expect(
-                try GooglePlayFacts.product(
-                    readAgain, app: app, token: "p", productID: "coins.100", observedAt: now, catalog: catalog
-                ).transactions.first?.revokedAt == nil)
-        }
+        // All still refundable: no refund read.
+        readAgain.refundableQuantity = 4
+        #expect(
+            try GooglePlayFacts.product(
+                readAgain, app: app, token: "p", productID: "coins.100", observedAt: now, catalog: catalog
+            ).transactions.first?.revokedAt == nil)
+        // None left refundable: refunded in full, even if the purchase state still says Purchased
+        // (Google documents the quantity as reflecting full refunds; whether the state turns
+        // Canceled is not documented).
+        readAgain.refundableQuantity = 0
+        let refundedInFull = try GooglePlayFacts.product(
+            readAgain, app: app, token: "p", productID: "coins.100", observedAt: now, catalog: catalog)
+        #expect(refundedInFull.state == .revoked)
+        #expect(refundedInFull.transactions.first?.refundedFraction == 1)
+        #expect(refundedInFull.transactions.first?.revokedAt == now)
         var consumed = bought
         consumed.consumptionState = .consumed
         consumed.acknowledgementState = .acknowledged
@@ -176,6 +183,7 @@ import Testing
             .needsAcknowledgement)
         var pending = bought
         pending.purchaseState = .pending
+        pending.refundableQuantity = 0  // nothing paid yet, nothing refunded
         let waiting = try GooglePlayFacts.product(
             pending, app: app, token: "p", productID: "coins.100", observedAt: now, catalog: catalog)
         #expect(waiting.state == .pending && waiting.transactions.isEmpty && !waiting.needsAcknowledgement)

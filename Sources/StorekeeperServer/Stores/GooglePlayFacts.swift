@@ -111,8 +111,13 @@ public enum GooglePlayFacts {
     ) throws(ServerError) -> PurchaseFact {
         let kind = catalog.product(productID, in: .googlePlay)?.kind ?? .nonConsumable
         let quantity = max(1, purchase.quantity ?? 1)
+        // Google documents `refundableQuantity` as reflecting full refunds as well as partial ones:
+        // none left while paid is a full refund, whatever the purchase state says. (Nothing is
+        // refundable yet while pending.)
+        let nothingLeftRefundable = purchase.refundableQuantity == 0 && purchase.purchaseState != .pending
         let fullyVoided =
-            purchase.purchaseState == .canceled || (voided && (voidedQuantity.map { $0 >= quantity } ?? true))
+            purchase.purchaseState == .canceled || nothingLeftRefundable
+            || (voided && (voidedQuantity.map { $0 >= quantity } ?? true))
         let state: Storekeeper.SubscriptionState =
             switch purchase.purchaseState {
             case _ where fullyVoided: .revoked
@@ -127,8 +132,7 @@ public enum GooglePlayFacts {
         } else if let refundable = purchase.refundableQuantity, refundable > 0, refundable < quantity {
             // Units refunded earlier (a quantity-based partial refund): the answer still says
             // Purchased, and only `refundableQuantity`, what has not been refunded, tells. Read as
-            // nothing refunded, a later read gave the refunded credits back. (None left refundable
-            // while purchased is not read as a full refund: a full void cancels the purchase.)
+            // nothing refunded, a later read gave the refunded credits back.
             refunded = Double(quantity - refundable) / Double(quantity)
         }
         var transactions: [TransactionFact] = []
