@@ -323,7 +323,8 @@ import Testing
             let before = try await h.storage.transaction { try await $0.notificationCounts() }
             let body = try Self.pushBody(packageName: Self.package, purchaseToken: token)
 
-            func push(_ authorization: String?) async throws -> (status: Int, code: String?) {
+            let unknownPackage = try Self.pushBody(packageName: "com.example.elsewhere", purchaseToken: token)
+            func push(_ authorization: String?, body: String = body) async throws -> (status: Int, code: String?) {
                 let (status, answer) = try await h.request(
                     .POST, "/v1/notifications/google-play", json: body,
                     key: nil, authorization: authorization)
@@ -345,6 +346,10 @@ import Testing
                 let answer = try await push(authorization)
                 #expect(answer.status == 401, "\(authorization ?? "none")")
                 #expect(answer.code == "invalid-push-token")
+                // A package no app has: the same 401, which tells nothing about what is configured.
+                let elsewhere = try await push(authorization, body: unknownPackage)
+                #expect(elsewhere.status == 401, "\(authorization ?? "none")")
+                #expect(elsewhere.code == "invalid-push-token")
             }
             // Garbled bodies with a valid token: 400, nothing stored.
             let valid = "Bearer " + (try identity.makePushToken(audience: audience, email: email))
@@ -355,8 +360,11 @@ import Testing
             let after = try await h.storage.transaction { try await $0.notificationCounts() }
             #expect(after == before)
 
-            // The same body with a valid token is accepted.
+            // The same body with a valid token is accepted; to Google's own push (a token the
+            // configured app accepts), a package no app has is named as such.
             #expect(try await push(valid).status == 200)
+            let unknown = try await push(valid, body: unknownPackage)
+            #expect(unknown.status == 422 && unknown.code == "unknown-app")
         }
     }
 

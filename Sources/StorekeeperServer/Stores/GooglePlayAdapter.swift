@@ -35,7 +35,14 @@ public struct GooglePlayAdapter: StoreAdapter, TranslatesStoreErrors {
     /// API for the purchase anyway.
     public func accept(_ delivery: WebhookDelivery) async throws -> AcceptedDelivery {
         let (envelope, notification) = try Self.decodePush(delivery.body)
-        let app = try apps.app(AppID(notification.packageName ?? ""))
+        let named = AppID(notification.packageName ?? "")
+        if !apps.apps.contains(where: { $0.id == named }) {
+            // Only a push some configured app's authenticator accepts learns that the package is
+            // not configured; anyone else gets the 401 a known package gives a bad token, so an
+            // unauthenticated caller cannot find out which package names are.
+            try await authenticateForAnyApp(delivery.authorization)
+        }
+        let app = try apps.app(named)
         guard let authenticator = app.pushAuthenticator else {
             throw ServerError(
                 .notConfigured, "app \(app.name) has no push audience and push service account to check pushes with")
@@ -45,6 +52,21 @@ public struct GooglePlayAdapter: StoreAdapter, TranslatesStoreErrors {
             throw ServerError(.malformedPayload, "the push message has no messageId")
         }
         return AcceptedDelivery(dedupeKey: messageID)
+    }
+
+    /// Authenticates a push against every configured app's audience and account, failing as the
+    /// last one did when none accepts it.
+    private func authenticateForAnyApp(_ authorization: String?) async throws {
+        var failure: (any Error)?
+        for authenticator in apps.apps.compactMap(\.pushAuthenticator) {
+            do {
+                _ = try await translating { try await authenticator.authenticate(authorizationHeader: authorization) }
+                return
+            } catch {
+                failure = error
+            }
+        }
+        throw failure ?? ServerError(.invalidPushToken, "no configured Google Play app checks pushes")
     }
 
     static func decodePush(_ body: Data) throws(ServerError) -> (PubSubPushEnvelope, DeveloperNotification) {
