@@ -140,6 +140,26 @@ import Testing
                 #expect(status == 400, "\(body.prefix(40)) got \(status)")
                 #expect((answer["error"] as? [String: Any])?["code"] != nil)
             }
+
+            // A payload claiming an app that is not configured: a forged one is refused for its
+            // signature, as for a configured app; only one Apple (here the simulator) signed is
+            // told the app is unknown. (A forged one was told too, so anyone could ask which
+            // bundle ids are configured.)
+            func post(_ token: String) async throws -> (status: Int, code: String?) {
+                let (status, answer) = try await h.request(
+                    .POST, "/v1/notifications/app-store", json: #"{"signedPayload": "\#(token)"}"#, key: nil)
+                return (status, (answer["error"] as? [String: Any])?["code"] as? String)
+            }
+            let elsewhere = Data(
+                #"{"notificationType":"TEST","notificationUUID":"elsewhere-1","signedDate":1767225600000,"data":{"bundleId":"com.example.elsewhere","environment":"Sandbox"}}"#
+                    .utf8)
+            let forgedHere = try await post(forged)
+            let forgedElsewhere = try await post(try AppStoreSigner(chain: forger).sign(payloadJSON: elsewhere))
+            #expect(forgedElsewhere.status == forgedHere.status && forgedElsewhere.code == forgedHere.code)
+            let signedElsewhere = try await post(
+                try AppStoreSigner(chain: try #require(h.simulator.chain)).sign(payloadJSON: elsewhere))
+            #expect(signedElsewhere.status == 422 && signedElsewhere.code == "unknown-app")
+
             let counts = try await h.storage.transaction { try await $0.notificationCounts() }
             #expect(counts.values.reduce(0, +) == 0)
         }

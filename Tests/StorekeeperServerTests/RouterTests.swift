@@ -319,7 +319,8 @@ import Testing
 
     @Test func aNotificationForAnUnconfiguredAppIsRefusedAndNotStored() async throws {
         try await Self.withRouter { client, application in
-            // Unsigned: the app it claims is checked before any signature.
+            // Unsigned, with no App Store app configured: there is no verifier to check it with
+            // (and no configured bundle id to keep from the caller), so the claim decides.
             let header = Self.base64URL(#"{"alg":"ES256","x5c":["AAAA"]}"#)
             let payload = Self.base64URL(
                 #"{"notificationType":"TEST","notificationUUID":"7b1c6f2e-0000-4000-8000-000000000001","#

@@ -135,7 +135,7 @@ public struct AppStoreAdapter: StoreAdapter, TranslatesStoreErrors {
             // Read once: the claimed app and environment pick the verifier, which checks the same
             // decoded payload.
             let unverified = try UnverifiedSignedData(parsing: signedPayload, as: NotificationPayload.self)
-            return try await apps.verifier(for: unverified.claimedIdentity()).verifyNotificationKeepingJSON(unverified)
+            return try await apps.verifier(for: unverified).verifyNotificationKeepingJSON(unverified)
         }
     }
 

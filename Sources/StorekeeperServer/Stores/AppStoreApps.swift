@@ -82,12 +82,37 @@ public struct AppStoreApps: Sendable, ConfiguredStoreApps {
         return verifier
     }
 
+    /// The verifier for the app and environment `unverified` claims (``verifier(for:)``). When no
+    /// configured one matches the claim, the token is first checked by another verifier: a token
+    /// whose chain or signature fails gets that failure, as it would from a configured app, and
+    /// only one Apple signed learns that its app (`unknown-app`) or environment
+    /// (`environment-not-accepted`) is not configured. Otherwise anyone could ask which bundle ids
+    /// are, with a payload signed by nobody.
+    func verifier<Payload: SignedPayload>(for unverified: UnverifiedSignedData<Payload>) async throws
+        -> SignedDataVerifier
+    {
+        let identity = try unverified.claimedIdentity()
+        do {
+            return try verifier(for: identity)
+        } catch let refusal where [.unknownApp, .environmentNotAccepted].contains(refusal.code) {
+            guard let other = apps.lazy.flatMap({ $0.verifiers.values }).first else { throw refusal }
+            do {
+                _ = try await other.verifyKeepingJSON(unverified)
+            } catch let mismatch
+                where [.bundleIdMismatch, .appAppleIdMismatch, .environmentMismatch].contains(mismatch.reason)
+            {
+                // Signed by Apple, for an app or environment this verifier does not expect either.
+            }
+            throw refusal
+        }
+    }
+
     /// `token` verified by the verifier of the app and environment it claims (``verifier(for:)``),
     /// its payload decoded once for both (``UnverifiedSignedData``). Throws `ServerError` when no
     /// configured verifier matches the claim, `SignedDataVerificationError` when it doesn't verify.
     func verify<Payload: SignedPayload>(_ token: String, as payloadType: Payload.Type) async throws -> Payload {
         let unverified = try UnverifiedSignedData(parsing: token, as: payloadType)
-        return try await verifier(for: unverified.claimedIdentity()).verifyKeepingJSON(unverified).payload
+        return try await verifier(for: unverified).verifyKeepingJSON(unverified).payload
     }
 
     /// The API client of an app in an environment.
