@@ -138,54 +138,48 @@ import Testing
             purchaseTimeMillis: Int64String(milliseconds: now), purchaseState: .purchased,
             consumptionState: .yetToBeConsumed, orderId: "GPA.9", acknowledgementState: .yetToBeAcknowledged,
             quantity: 4)
-        let fact = try GooglePlayFacts.product(
-            bought, app: app, token: "p", productID: "coins.100", observedAt: now, catalog: catalog)
+        // What Google's answer `purchase` about the four `coins.100` says now.
+        func coins(_ purchase: ProductPurchase, voided: Bool = false, voidedQuantity: Int? = nil) throws
+            -> PurchaseFact
+        {
+            try GooglePlayFacts.product(
+                purchase, app: app, token: "p", productID: "coins.100", observedAt: now, voided: voided,
+                voidedQuantity: voidedQuantity, catalog: catalog)
+        }
+        let fact = try coins(bought)
         #expect(fact.kind == .consumable && fact.state == .active && fact.needsAcknowledgement)
         #expect(fact.transactions.first?.quantity == 4)
-        let partial = try GooglePlayFacts.product(
-            bought, app: app, token: "p", productID: "coins.100", observedAt: now, voided: true, voidedQuantity: 1,
-            catalog: catalog)
+        let partial = try coins(bought, voided: true, voidedQuantity: 1)
         #expect(partial.state == .active)
         #expect(partial.transactions.first?.refundedFraction == 0.25)
-        let full = try GooglePlayFacts.product(
-            bought, app: app, token: "p", productID: "coins.100", observedAt: now, voided: true, catalog: catalog)
+        let full = try coins(bought, voided: true)
         #expect(full.state == .revoked && full.transactions.first?.refundedFraction == 1)
         // Read again after that partial refund: Purchased, one of four units no longer refundable.
         var readAgain = bought
         readAgain.refundableQuantity = 3
-        let stillPartial = try GooglePlayFacts.product(
-            readAgain, app: app, token: "p", productID: "coins.100", observedAt: now, catalog: catalog)
+        let stillPartial = try coins(readAgain)
         #expect(stillPartial.state == .active)
         #expect(stillPartial.transactions.first?.refundedFraction == 0.25)
         #expect(stillPartial.transactions.first?.revokedAt == now)
         // All still refundable: no refund read.
         readAgain.refundableQuantity = 4
-        #expect(
-            try GooglePlayFacts.product(
-                readAgain, app: app, token: "p", productID: "coins.100", observedAt: now, catalog: catalog
-            ).transactions.first?.revokedAt == nil)
+        #expect(try coins(readAgain).transactions.first?.revokedAt == nil)
         // None left refundable: refunded in full, even if the purchase state still says Purchased
         // (Google documents the quantity as reflecting full refunds; whether the state turns
         // Canceled is not documented).
         readAgain.refundableQuantity = 0
-        let refundedInFull = try GooglePlayFacts.product(
-            readAgain, app: app, token: "p", productID: "coins.100", observedAt: now, catalog: catalog)
+        let refundedInFull = try coins(readAgain)
         #expect(refundedInFull.state == .revoked)
         #expect(refundedInFull.transactions.first?.refundedFraction == 1)
         #expect(refundedInFull.transactions.first?.revokedAt == now)
         var consumed = bought
         consumed.consumptionState = .consumed
         consumed.acknowledgementState = .acknowledged
-        #expect(
-            try !GooglePlayFacts.product(
-                consumed, app: app, token: "p", productID: "coins.100", observedAt: now, catalog: catalog
-            )
-            .needsAcknowledgement)
+        #expect(try !coins(consumed).needsAcknowledgement)
         var pending = bought
         pending.purchaseState = .pending
         pending.refundableQuantity = 0  // nothing paid yet, nothing refunded
-        let waiting = try GooglePlayFacts.product(
-            pending, app: app, token: "p", productID: "coins.100", observedAt: now, catalog: catalog)
+        let waiting = try coins(pending)
         #expect(waiting.state == .pending && waiting.transactions.isEmpty && !waiting.needsAcknowledgement)
     }
 
