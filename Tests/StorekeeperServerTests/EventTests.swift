@@ -384,6 +384,35 @@ import Testing
         }
     }
 
+    /// Two rounds at once (a caller's beside the job's) deliver each event once: the second waits
+    /// for the first and finds nothing left due. (Both found the deliveries due and sent them, each
+    /// recorded as attempt 1: seen once in a loaded CI run, where the job's first round started
+    /// late, beside a test's.)
+    @Test func roundsOfOneDispatcherDoNotOverlap() async throws {
+        let receiver = WebhookReceiver()
+        try await receiver.run(port: 0) { port in
+            try await Self.run(on: .sqlite, url: Self.hookURL(port), timeout: 2) { h in
+                // Slow enough that both rounds read the deliveries before either records one.
+                receiver.answer(.tricklingBody(.milliseconds(100)))
+                let token = try await h.createCustomer("otto")
+                _ = try h.simulator.appStore.purchase(customer: "otto", product: "coins.100", appAccountToken: token)
+                try await h.settle()
+                let webhooks = h.application.webhooks
+                async let first = webhooks.run()
+                async let second = webhooks.run()
+                let rounds = try await [first, second]
+                let feed = try await Self.feed(h)
+                #expect(rounds.map(\.delivered).reduce(0, +) == feed.count)
+                #expect(receiver.received.count == feed.count)
+                let attempts = try await h.storage.transaction {
+                    try await $0.deliveryAttempts(endpoint: "backend", eventID: nil, limit: 100)
+                }
+                #expect(attempts.count == feed.count)
+                #expect(attempts.allSatisfy { $0.attempt == 1 })
+            }
+        }
+    }
+
     @Test(arguments: ServerBackend.available) func rotationSignsWithBothSecrets(_ backend: ServerBackend) async throws {
         let receiver = WebhookReceiver()
         try await receiver.run(port: 0) { port in

@@ -24,6 +24,8 @@ public final class WebhookDispatcher: Sendable {
     /// Made at the first delivery (a deployment without endpoints never opens one); redirects are
     /// never followed.
     private let httpClient = Mutex<HTTPClient?>(nil)
+    /// Keeps this dispatcher's rounds apart (see ``run()``).
+    private let rounds = OneAtATime()
 
     /// What one round did.
     public struct Round: Sendable, Hashable {
@@ -82,9 +84,16 @@ public final class WebhookDispatcher: Sendable {
     static let fanOutBatch = 500
 
     /// One round: numbers the events committed since the last, queues them for each endpoint that
-    /// takes them, and delivers whatever is due now until nothing is.
+    /// takes them, and delivers whatever is due now until nothing is. Rounds of one dispatcher run
+    /// one after another, the job's and any caller's: two at once both found a delivery due and
+    /// sent it, each as its first attempt (a test's round beside the job's first one, started late
+    /// on a loaded machine). The job lease keeps other instances' rounds apart.
     @discardableResult
     public func run() async throws -> Round {
+        try await rounds.run { try await self.runRound() }
+    }
+
+    private func runRound() async throws -> Round {
         var round = Round()
         var endpoints: [WebhookEndpoint] = []
         // Few transactions per round: on SQLite each one takes turns with ingest on the one writer.
