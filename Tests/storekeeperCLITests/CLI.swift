@@ -29,37 +29,39 @@ enum CLI {
         var description: String { "the storekeeper executable was not built next to the tests" }
     }
 
-    static func run(_ arguments: [String], standardInput: String? = nil) throws -> Result {
+    /// Runs `storekeeper ARGUMENTS` to its end. Waits without blocking a thread: the tests share
+    /// Swift's small cooperative pool (two threads on a 2-core machine), and a thread blocked on a
+    /// child's pipe or exit is one fewer for every other test running meanwhile.
+    static func run(_ arguments: [String], standardInput: String? = nil) async throws -> Result {
         guard let executable else {
             throw MissingExecutable()
         }
         let process = Process()
         process.executableURL = executable
         process.arguments = arguments
-        let output = Pipe()
-        let error = Pipe()
-        process.standardOutput = output
-        process.standardError = error
+        let outputPipe = Pipe()
+        let errorPipe = Pipe()
+        process.standardOutput = outputPipe
+        process.standardError = errorPipe
         let input = Pipe()
         process.standardInput = input
+        // Collected as the child writes, so a large output cannot block it.
+        let output = PipeCollector(outputPipe)
+        let error = PipeCollector(errorPipe)
         try process.run()
         if let standardInput { input.fileHandleForWriting.write(Data(standardInput.utf8)) }
         try input.fileHandleForWriting.close()
-        // Read both pipes before waiting so a large output cannot block the child.
-        let outData = output.fileHandleForReading.readDataToEndOfFile()
-        let errData = error.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        return Result(
-            status: process.terminationStatus,
-            standardOutput: String(decoding: outData, as: UTF8.self),
-            standardError: String(decoding: errData, as: UTF8.self))
+        while process.isRunning || !output.ended || !error.ended {
+            try await Task.sleep(for: .milliseconds(5))
+        }
+        return Result(status: process.terminationStatus, standardOutput: output.text, standardError: error.text)
     }
 }
 
 /// Collects what a pipe delivers on Foundation's reader thread, never on a Swift concurrency
 /// thread (a blocking read there starves the small cooperative pool).
 final class PipeCollector: Sendable {
-    private let buffer = Mutex(Data())
+    private let buffer = Mutex((data: Data(), ended: false))
 
     init(_ pipe: Pipe) {
         // Holds the collector until end of file, when the handler is removed.
@@ -67,13 +69,17 @@ final class PipeCollector: Sendable {
             let chunk = handle.availableData
             if chunk.isEmpty {
                 handle.readabilityHandler = nil
+                self.buffer.withLock { $0.ended = true }
             } else {
-                self.buffer.withLock { $0.append(chunk) }
+                self.buffer.withLock { $0.data.append(chunk) }
             }
         }
     }
 
-    var text: String { buffer.withLock { String(decoding: $0, as: UTF8.self) } }
+    var text: String { buffer.withLock { String(decoding: $0.data, as: UTF8.self) } }
+
+    /// Whether the writing end closed (every writer exited or closed it) and all was read.
+    var ended: Bool { buffer.withLock { $0.ended } }
 }
 
 /// `storekeeper serve` running as a child process.

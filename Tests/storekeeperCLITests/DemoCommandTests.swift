@@ -7,8 +7,8 @@ import Testing
 
 /// `storekeeper demo` as a user runs it: the README's run command.
 @Suite struct DemoCommandTests {
-    @Test func tellsBothStoriesAndExitsCleanly() throws {
-        let result = try CLI.run(["demo"])
+    @Test func tellsBothStoriesAndExitsCleanly() async throws {
+        let result = try await CLI.run(["demo"])
         #expect(result.status == 0, "\(result.standardError)")
         let output = result.standardOutput
         for expected in [
@@ -63,8 +63,8 @@ import Testing
         #expect(page.contains("demo · operator"), "\(page)")
     }
 
-    @Test func refusesAnUnknownPolicy() throws {
-        let result = try CLI.run(["demo", "--ownership-policy", "finders-keepers"])
+    @Test func refusesAnUnknownPolicy() async throws {
+        let result = try await CLI.run(["demo", "--ownership-policy", "finders-keepers"])
         #expect(result.status == 2)
         #expect(result.standardError.contains("--ownership-policy takes one of keep, transfer, transfer-if-no-active"))
     }

@@ -303,7 +303,7 @@ import Testing
     /// after the run. The schema is migrated first (as a deployment would), so the copy is in
     /// place before an instance starts.
     static func keepAdmissions(config: String, storageURL: String) async throws -> KeptAdmissions {
-        let migrated = try CLI.run(["migrate", "--config", config])
+        let migrated = try await CLI.run(["migrate", "--config", config])
         try #require(migrated.status == 0, "migrate failed: \(migrated.standardError)")
         let admin = try PostgresAdmin(url: storageURL)
         try await admin.execute("CREATE TABLE kept_admissions (bucket TEXT NOT NULL, admitted_at BIGINT NOT NULL)")

@@ -70,7 +70,7 @@ import Testing
         #expect(server.process.terminationReason == .exit)
         #expect(server.process.terminationStatus == 0)
         // The database was migrated at start and kept what was written.
-        let migrate = try CLI.run(["migrate", "--storage", workspace.databasePath])
+        let migrate = try await CLI.run(["migrate", "--storage", workspace.databasePath])
         #expect(migrate.status == 0)
         #expect(
             migrate.standardOutput
@@ -102,13 +102,13 @@ import Testing
         #expect(server.process.terminationStatus == 0)
     }
 
-    @Test func withSimulatorRefusesAConfiguration() throws {
-        let result = try CLI.run(["serve", "--with-simulator", "--config", "storekeeper.json"])
+    @Test func withSimulatorRefusesAConfiguration() async throws {
+        let result = try await CLI.run(["serve", "--with-simulator", "--config", "storekeeper.json"])
         #expect(result.status == 2)
         #expect(result.standardError == "error: --with-simulator runs without --config\n")
     }
 
-    @Test func refusesAnInvalidConfigurationListingEachProblem() throws {
+    @Test func refusesAnInvalidConfigurationListingEachProblem() async throws {
         let workspace = try Workspace(storageURL: "mysql://db/storekeeper")
         defer { workspace.remove() }
         var configuration = try #require(
@@ -117,7 +117,7 @@ import Testing
         configuration["apiKeys"] = ["backend": ["scope": "admin", "secret": "sk_test_0123456789abcdef0123"]]
         try JSONSerialization.data(withJSONObject: configuration).write(
             to: URL(fileURLWithPath: workspace.configPath))
-        let result = try CLI.run(["serve", "--config", workspace.configPath])
+        let result = try await CLI.run(["serve", "--config", workspace.configPath])
         #expect(result.status == 2)
         #expect(result.standardOutput.isEmpty)
         let lines = result.standardError.split(separator: "\n")
@@ -127,22 +127,22 @@ import Testing
         #expect(lines.contains { $0.hasPrefix("problem: apiKeys.backend.scope: ") })
     }
 
-    @Test func refusesABadPort() throws {
-        let result = try CLI.run(["serve", "--config", "storekeeper.json", "--port", "70000"])
+    @Test func refusesABadPort() async throws {
+        let result = try await CLI.run(["serve", "--config", "storekeeper.json", "--port", "70000"])
         #expect(result.status == 2)
         #expect(result.standardError == "error: --port takes 0 to 65535\n")
     }
 
-    @Test func migratesAnEmptyDatabaseOnceAndReportsTheVersions() throws {
+    @Test func migratesAnEmptyDatabaseOnceAndReportsTheVersions() async throws {
         let workspace = try Workspace()
         defer { workspace.remove() }
-        let first = try CLI.run(["migrate", "--config", workspace.configPath])
+        let first = try await CLI.run(["migrate", "--config", workspace.configPath])
         #expect(first.status == 0, "\(first.standardError)")
         #expect(
             first.standardOutput
                 == "sqlite://\(workspace.databasePath): schema version 0 -> \(Self.latestSchema) (applied \(Self.migrations.map(String.init).joined(separator: ", ")))\n"
         )
-        let again = try CLI.run(["migrate", "--storage", "sqlite://\(workspace.databasePath)"])
+        let again = try await CLI.run(["migrate", "--storage", "sqlite://\(workspace.databasePath)"])
         #expect(again.status == 0)
         #expect(
             again.standardOutput
@@ -150,8 +150,8 @@ import Testing
         )
     }
 
-    @Test func migrateRefusesABadStorageStringWithExitStatus2() throws {
-        let result = try CLI.run(["migrate", "--storage", "mysql://user:hunter2@db/storekeeper"])
+    @Test func migrateRefusesABadStorageStringWithExitStatus2() async throws {
+        let result = try await CLI.run(["migrate", "--storage", "mysql://user:hunter2@db/storekeeper"])
         #expect(result.status == 2)
         #expect(result.standardOutput.isEmpty)
         #expect(result.standardError.hasPrefix("error: storage: unknown storage scheme 'mysql://'"))
@@ -159,8 +159,8 @@ import Testing
         #expect(!result.standardError.contains("hunter2"))
     }
 
-    @Test func migrateWantsExactlyOneSource() throws {
-        let result = try CLI.run(["migrate"])
+    @Test func migrateWantsExactlyOneSource() async throws {
+        let result = try await CLI.run(["migrate"])
         #expect(result.status == 2)
         #expect(result.standardError == "error: give one of --config FILE or --storage URL\n")
     }

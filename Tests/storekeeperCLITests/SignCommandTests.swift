@@ -51,10 +51,10 @@ import Testing
         text?.wholeMatch(of: /[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}/) != nil
     }
 
-    @Test func promotionalOfferV1PrintsAVerifiableSignature() throws {
+    @Test func promotionalOfferV1PrintsAVerifiableSignature() async throws {
         defer { cleanUp() }
         let before = Int64(Date().timeIntervalSince1970 * 1000)
-        let result = try CLI.run(
+        let result = try await CLI.run(
             ["sign", "promotional-offer", "--format", "v1"] + identity
                 + [
                     "--product-id", "pro.monthly", "--offer-id", "winback50", "--app-account-token",
@@ -81,9 +81,9 @@ import Testing
             String(decoding: message, as: UTF8.self).contains("\u{2063}7e3fb20b-4cdb-47cc-936d-99d65f608138\u{2063}"))
     }
 
-    @Test func promotionalOfferV1WithoutAppAccountTokenSignsAnEmptyField() throws {
+    @Test func promotionalOfferV1WithoutAppAccountTokenSignsAnEmptyField() async throws {
         defer { cleanUp() }
-        let result = try CLI.run(
+        let result = try await CLI.run(
             ["sign", "promotional-offer", "--format", "v1"] + identity + ["--product-id", "p", "--offer-id", "o"])
         let object = try jsonObject(result)
         let nonceText = try #require(object["nonce"] as? String)
@@ -99,10 +99,10 @@ import Testing
         )
     }
 
-    @Test func promotionalOfferJWSPrintsAVerifiableToken() throws {
+    @Test func promotionalOfferJWSPrintsAVerifiableToken() async throws {
         defer { cleanUp() }
         let before = Int(Date().timeIntervalSince1970)
-        let result = try CLI.run(
+        let result = try await CLI.run(
             ["sign", "promotional-offer", "--format", "jws", "--issuer-id", "57246542-96fe-1a63-e053-0824d011072a"]
                 + identity + [
                     "--product-id", "pro.monthly", "--offer-id", "winback50", "--transaction-id", "1000011859217",
@@ -125,9 +125,9 @@ import Testing
         #expect((before...before + 60).contains(iat))
     }
 
-    @Test func introEligibilityPrintsAVerifiableToken() throws {
+    @Test func introEligibilityPrintsAVerifiableToken() async throws {
         defer { cleanUp() }
-        let result = try CLI.run(
+        let result = try await CLI.run(
             ["sign", "intro-eligibility", "--issuer-id", "57246542-96fe-1a63-e053-0824d011072a"] + identity
                 + [
                     "--product-id", "pro.monthly", "--transaction-id", "1000011859217", "--allow-introductory-offer",
@@ -145,7 +145,7 @@ import Testing
         #expect(jws.claimsText.contains("\"allowIntroductoryOffer\":false"))
         // The default is true.
         let allowed = try jsonObject(
-            try CLI.run(
+            try await CLI.run(
                 ["sign", "intro-eligibility", "--issuer-id", "issuer"] + identity
                     + ["--product-id", "pro.monthly", "--transaction-id", "1"]))
         #expect(
@@ -153,11 +153,11 @@ import Testing
                 "\"allowIntroductoryOffer\":true"))
     }
 
-    @Test func badKeyFilesExitTwoWithOneLineAndNoKeyMaterial() throws {
+    @Test func badKeyFilesExitTwoWithOneLineAndNoKeyMaterial() async throws {
         defer { cleanUp() }
         let offer = ["--product-id", "p", "--offer-id", "o"]
         let missing = directory.appendingPathComponent("missing.p8").path
-        let missingResult = try CLI.run(
+        let missingResult = try await CLI.run(
             ["sign", "promotional-offer", "--format", "v1", "--key", missing, "--key-id", "K", "--bundle-id", "b"]
                 + offer)
         #expect(missingResult.status == 2)
@@ -168,7 +168,7 @@ import Testing
         let p384 = P384.Signing.PrivateKey().pemRepresentation
         let p384Path = directory.appendingPathComponent("p384.p8").path
         try Data(p384.utf8).write(to: URL(fileURLWithPath: p384Path))
-        let p384Result = try CLI.run(
+        let p384Result = try await CLI.run(
             ["sign", "promotional-offer", "--format", "v1", "--key", p384Path, "--key-id", "K", "--bundle-id", "b"]
                 + offer)
         #expect(p384Result.status == 2)
@@ -184,7 +184,7 @@ import Testing
         // Garbage with a recognizable secret in it.
         let garbagePath = directory.appendingPathComponent("garbage.p8").path
         try Data("SECRET-SHOULD-NOT-BE-PRINTED\n".utf8).write(to: URL(fileURLWithPath: garbagePath))
-        let garbage = try CLI.run(
+        let garbage = try await CLI.run(
             [
                 "sign", "intro-eligibility", "--key", garbagePath, "--key-id", "K", "--issuer-id", "i", "--bundle-id",
                 "b",
@@ -196,31 +196,31 @@ import Testing
         #expect(!garbage.standardError.contains("SECRET"))
     }
 
-    @Test func badArgumentsExitTwoWithAClearError() throws {
+    @Test func badArgumentsExitTwoWithAClearError() async throws {
         defer { cleanUp() }
         let offer = ["--product-id", "p", "--offer-id", "o"]
-        let uuid = try CLI.run(
+        let uuid = try await CLI.run(
             ["sign", "promotional-offer", "--format", "v1"] + identity + offer + ["--app-account-token", "not-a-uuid"])
         #expect(uuid.status == 2)
         #expect(
             uuid.standardError
                 == "error: --app-account-token takes a UUID such as 7e3fb20b-4cdb-47cc-936d-99d65f608138, not \"not-a-uuid\"\n"
         )
-        let noIssuer = try CLI.run(["sign", "promotional-offer", "--format", "jws"] + identity + offer)
+        let noIssuer = try await CLI.run(["sign", "promotional-offer", "--format", "jws"] + identity + offer)
         #expect(noIssuer.status == 2)
         #expect(noIssuer.standardError == "error: --issuer-id is required for --format jws\n")
-        let noIssuerIntro = try CLI.run(
+        let noIssuerIntro = try await CLI.run(
             ["sign", "intro-eligibility"] + identity + ["--product-id", "p", "--transaction-id", "1"])
         #expect(noIssuerIntro.status == 2)
         #expect(noIssuerIntro.standardError == "error: --issuer-id is required for intro-eligibility\n")
-        let format = try CLI.run(["sign", "promotional-offer", "--format", "v2"] + identity + offer)
+        let format = try await CLI.run(["sign", "promotional-offer", "--format", "v2"] + identity + offer)
         #expect(format.status == 2)
         #expect(format.standardError == "error: --format takes v1 or jws, not v2\n")
-        let transactionWithV1 = try CLI.run(
+        let transactionWithV1 = try await CLI.run(
             ["sign", "promotional-offer", "--format", "v1"] + identity + offer + ["--transaction-id", "1"])
         #expect(transactionWithV1.status == 2)
         #expect(transactionWithV1.standardError.hasPrefix("error: --transaction-id is only signed with --format jws"))
-        let allow = try CLI.run(
+        let allow = try await CLI.run(
             ["sign", "intro-eligibility", "--issuer-id", "i"] + identity
                 + ["--product-id", "p", "--transaction-id", "1", "--allow-introductory-offer", "yes"])
         #expect(allow.status == 2)

@@ -3,25 +3,24 @@ import Foundation
 import Testing
 
 @Suite struct SimulatorCommandTests {
-    @Test func announcesItsEndpointsAndStopsGracefullyOnSIGTERM() throws {
+    @Test func announcesItsEndpointsAndStopsGracefullyOnSIGTERM() async throws {
         guard let executable = CLI.executable else { throw CLI.MissingExecutable() }
         let process = Process()
         process.executableURL = executable
         process.arguments = ["simulator", "--rate", "86400"]
-        let output = Pipe()
-        process.standardOutput = output
+        let outputPipe = Pipe()
+        process.standardOutput = outputPipe
         process.standardError = Pipe()
+        let output = PipeCollector(outputPipe)
         try process.run()
         defer { if process.isRunning { process.terminate() } }
 
-        // Read until the six announcement lines are in (bounded: the loop gives up after 20 s).
-        var text = ""
+        // Wait until the six announcement lines are in (bounded: the loop gives up after 20 s).
         let deadline = Date().addingTimeInterval(20)
-        while text.split(separator: "\n").count < 6, Date() < deadline {
-            let chunk = output.fileHandleForReading.availableData
-            if chunk.isEmpty { break }
-            text += String(decoding: chunk, as: UTF8.self)
+        while output.text.split(separator: "\n").count < 6, !output.ended, Date() < deadline {
+            try await Task.sleep(for: .milliseconds(10))
         }
+        let text = output.text
         let lines = Dictionary(
             text.split(separator: "\n").compactMap { line -> (String, String)? in
                 guard let colon = line.firstIndex(of: ":") else { return nil }
@@ -46,13 +45,15 @@ import Testing
         #expect(lines["google jwks"] == baseURL + "/google/oauth2/v3/certs")
 
         kill(process.processIdentifier, SIGTERM)
-        process.waitUntilExit()
+        let stopDeadline = Date().addingTimeInterval(30)
+        while process.isRunning, Date() < stopDeadline { try await Task.sleep(for: .milliseconds(10)) }
+        try #require(!process.isRunning, "the simulator did not stop within 30 s of SIGTERM")
         #expect(process.terminationReason == .exit)
         #expect(process.terminationStatus == 0)
     }
 
-    @Test func refusesAnInvalidPort() throws {
-        let result = try CLI.run(["simulator", "--port", "70000"])
+    @Test func refusesAnInvalidPort() async throws {
+        let result = try await CLI.run(["simulator", "--port", "70000"])
         #expect(result.status == 2)
         #expect(result.standardError == "error: --port takes 0 to 65535\n")
     }
