@@ -20,7 +20,9 @@ enum Vectors {
 @Suite struct VerifyCommandTests {
     @Test(.enabled(if: Vectors.available, "no ../shared/vectors (a user's clone)"), arguments: Vectors.realFiles)
     func everyRealVectorVerifiesWithThePinnedRoot(file: String) async throws {
-        let result = try await CLI.run(["verify", "--root", Vectors.appleRoot, "@" + Vectors.path("apple-real/" + file)])
+        let result = try await CLI.run([
+            "verify", "--root", Vectors.appleRoot, "@" + Vectors.path("apple-real/" + file),
+        ])
         #expect(result.status == 0, "\(result.standardError)")
         let object = try JSONSerialization.jsonObject(with: Data(result.standardOutput.utf8)) as? [String: Any]
         #expect(object?["signedDate"] is NSNumber)
