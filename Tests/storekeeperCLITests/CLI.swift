@@ -29,39 +29,52 @@ enum CLI {
         var description: String { "the storekeeper executable was not built next to the tests" }
     }
 
-    /// Runs `storekeeper ARGUMENTS` to its end. Waits without blocking a thread: the tests share
-    /// Swift's small cooperative pool (two threads on a 2-core machine), and a thread blocked on a
-    /// child's pipe or exit is one fewer for every other test running meanwhile.
+    /// Runs `storekeeper ARGUMENTS` to its end.
+    ///
+    /// Waits without blocking a thread: the tests share Swift's small cooperative pool (two
+    /// threads on a 2-core machine), and a thread blocked on a child is one fewer for every other
+    /// test meanwhile. The child's standard streams are files, not pipes: Foundation's `Process`
+    /// can leak a pipe made for one child into another spawned at the same moment on another
+    /// thread, and then the pipe's end of file waits for that other child too (a read to end of
+    /// file blocked for as long); and a pipe's readability handler did not always report end of
+    /// file once the child had exited. A file is read once the child has exited, and is complete.
     static func run(_ arguments: [String], standardInput: String? = nil) async throws -> Result {
         guard let executable else {
             throw MissingExecutable()
         }
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("storekeeper-cli-\(UUID())")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        func file(_ name: String, contents: String = "") throws -> URL {
+            let url = directory.appendingPathComponent(name)
+            try Data(contents.utf8).write(to: url)
+            return url
+        }
+        let (input, output, error) = (
+            try file("stdin", contents: standardInput ?? ""), try file("stdout"), try file("stderr")
+        )
         let process = Process()
         process.executableURL = executable
         process.arguments = arguments
-        let outputPipe = Pipe()
-        let errorPipe = Pipe()
-        process.standardOutput = outputPipe
-        process.standardError = errorPipe
-        let input = Pipe()
-        process.standardInput = input
-        // Collected as the child writes, so a large output cannot block it.
-        let output = PipeCollector(outputPipe)
-        let error = PipeCollector(errorPipe)
+        let handles = [
+            try FileHandle(forReadingFrom: input), try FileHandle(forWritingTo: output),
+            try FileHandle(forWritingTo: error),
+        ]
+        defer { for handle in handles { try? handle.close() } }
+        (process.standardInput, process.standardOutput, process.standardError) = (handles[0], handles[1], handles[2])
         try process.run()
-        if let standardInput { input.fileHandleForWriting.write(Data(standardInput.utf8)) }
-        try input.fileHandleForWriting.close()
-        while process.isRunning || !output.ended || !error.ended {
-            try await Task.sleep(for: .milliseconds(5))
-        }
-        return Result(status: process.terminationStatus, standardOutput: output.text, standardError: error.text)
+        while process.isRunning { try await Task.sleep(for: .milliseconds(5)) }
+        return Result(
+            status: process.terminationStatus,
+            standardOutput: String(decoding: try Data(contentsOf: output), as: UTF8.self),
+            standardError: String(decoding: try Data(contentsOf: error), as: UTF8.self))
     }
 }
 
 /// Collects what a pipe delivers on Foundation's reader thread, never on a Swift concurrency
 /// thread (a blocking read there starves the small cooperative pool).
 final class PipeCollector: Sendable {
-    private let buffer = Mutex((data: Data(), ended: false))
+    private let buffer = Mutex(Data())
 
     init(_ pipe: Pipe) {
         // Holds the collector until end of file, when the handler is removed.
@@ -69,17 +82,13 @@ final class PipeCollector: Sendable {
             let chunk = handle.availableData
             if chunk.isEmpty {
                 handle.readabilityHandler = nil
-                self.buffer.withLock { $0.ended = true }
             } else {
-                self.buffer.withLock { $0.data.append(chunk) }
+                self.buffer.withLock { $0.append(chunk) }
             }
         }
     }
 
-    var text: String { buffer.withLock { String(decoding: $0.data, as: UTF8.self) } }
-
-    /// Whether the writing end closed (every writer exited or closed it) and all was read.
-    var ended: Bool { buffer.withLock { $0.ended } }
+    var text: String { buffer.withLock { String(decoding: $0, as: UTF8.self) } }
 }
 
 /// `storekeeper serve` running as a child process.

@@ -17,7 +17,7 @@ import Testing
 
         // Wait until the six announcement lines are in (bounded: the loop gives up after 20 s).
         let deadline = Date().addingTimeInterval(20)
-        while output.text.split(separator: "\n").count < 6, !output.ended, Date() < deadline {
+        while output.text.split(separator: "\n").count < 6, process.isRunning, Date() < deadline {
             try await Task.sleep(for: .milliseconds(10))
         }
         let text = output.text
