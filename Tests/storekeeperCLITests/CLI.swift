@@ -29,6 +29,14 @@ enum CLI {
         var description: String { "the storekeeper executable was not built next to the tests" }
     }
 
+    struct DidNotExit: Error, CustomStringConvertible {
+        var arguments: [String]
+        var timeLimit: TimeInterval
+        var description: String {
+            "storekeeper \(arguments.joined(separator: " ")) was still running after \(Int(timeLimit)) s (terminated)"
+        }
+    }
+
     /// Runs `storekeeper ARGUMENTS` to its end.
     ///
     /// Waits without blocking a thread: the tests share Swift's small cooperative pool (two
@@ -38,7 +46,12 @@ enum CLI {
     /// thread, and then the pipe's end of file waits for that other child too (a read to end of
     /// file blocked for as long); and a pipe's readability handler did not always report end of
     /// file once the child had exited. A file is read once the child has exited, and is complete.
-    static func run(_ arguments: [String], standardInput: String? = nil) async throws -> Result {
+    ///
+    /// A child still running after `timeLimit` is terminated and the test fails with
+    /// ``DidNotExit``, rather than waiting with the suite.
+    static func run(_ arguments: [String], standardInput: String? = nil, timeLimit: TimeInterval = 300)
+        async throws -> Result
+    {
         guard let executable else {
             throw MissingExecutable()
         }
@@ -63,7 +76,14 @@ enum CLI {
         defer { for handle in handles { try? handle.close() } }
         (process.standardInput, process.standardOutput, process.standardError) = (handles[0], handles[1], handles[2])
         try process.run()
-        while process.isRunning { try await Task.sleep(for: .milliseconds(5)) }
+        let deadline = Date().addingTimeInterval(timeLimit)
+        while process.isRunning {
+            guard Date() < deadline else {
+                process.terminate()
+                throw DidNotExit(arguments: arguments, timeLimit: timeLimit)
+            }
+            try await Task.sleep(for: .milliseconds(5))
+        }
         return Result(
             status: process.terminationStatus,
             standardOutput: String(decoding: try Data(contentsOf: output), as: UTF8.self),

@@ -52,6 +52,14 @@ import Testing
         #expect(process.terminationStatus == 0)
     }
 
+    /// The tests' runner ends a child that does not exit (the simulator runs until stopped) at its
+    /// time limit, failing that test instead of holding the suite.
+    @Test func aCommandStillRunningAtItsTimeLimitIsTerminated() async throws {
+        await #expect(throws: CLI.DidNotExit.self) {
+            _ = try await CLI.run(["simulator", "--rate", "86400"], timeLimit: 2)
+        }
+    }
+
     @Test func refusesAnInvalidPort() async throws {
         let result = try await CLI.run(["simulator", "--port", "70000"])
         #expect(result.status == 2)
