@@ -76,18 +76,24 @@ enum CLI {
         defer { for handle in handles { try? handle.close() } }
         (process.standardInput, process.standardOutput, process.standardError) = (handles[0], handles[1], handles[2])
         try process.run()
-        let deadline = Date().addingTimeInterval(timeLimit)
-        while process.isRunning {
-            guard Date() < deadline else {
-                process.terminate()
-                throw DidNotExit(arguments: arguments, timeLimit: timeLimit)
-            }
-            try await Task.sleep(for: .milliseconds(5))
+        guard try await process.exited(within: timeLimit) else {
+            process.terminate()
+            throw DidNotExit(arguments: arguments, timeLimit: timeLimit)
         }
         return Result(
             status: process.terminationStatus,
             standardOutput: String(decoding: try Data(contentsOf: output), as: UTF8.self),
             standardError: String(decoding: try Data(contentsOf: error), as: UTF8.self))
+    }
+}
+
+extension Process {
+    /// Waits until the process has exited, or `timeout` has passed, checking every 5 ms without
+    /// holding a thread; whether it exited.
+    func exited(within timeout: TimeInterval) async throws -> Bool {
+        let deadline = Date().addingTimeInterval(timeout)
+        while isRunning, Date() < deadline { try await Task.sleep(for: .milliseconds(5)) }
+        return !isRunning
     }
 }
 
@@ -173,9 +179,7 @@ final class ServerProcess: Sendable {
     @discardableResult
     func stop(signal: Int32 = SIGTERM, timeout: TimeInterval = 30) async throws -> Bool {
         kill(process.processIdentifier, signal)
-        let deadline = Date().addingTimeInterval(timeout)
-        while process.isRunning, Date() < deadline { try await Task.sleep(for: .milliseconds(20)) }
-        return !process.isRunning
+        return try await process.exited(within: timeout)
     }
 
     /// What the server wrote on standard output so far.

@@ -45,9 +45,8 @@ import Testing
         #expect(lines["google jwks"] == baseURL + "/google/oauth2/v3/certs")
 
         kill(process.processIdentifier, SIGTERM)
-        let stopDeadline = Date().addingTimeInterval(30)
-        while process.isRunning, Date() < stopDeadline { try await Task.sleep(for: .milliseconds(10)) }
-        try #require(!process.isRunning, "the simulator did not stop within 30 s of SIGTERM")
+        let stopped = try await process.exited(within: 30)
+        try #require(stopped, "the simulator did not stop within 30 s of SIGTERM")
         #expect(process.terminationReason == .exit)
         #expect(process.terminationStatus == 0)
     }
