@@ -87,8 +87,9 @@ import Testing
             threadPool: checkpointerThread, logger: Logger(label: "test"),
             checkpoint: {
                 events.append("running")
-                release.wait()
-                events.append("ended")
+                // Bounded, so that a second checkpoint (which nothing releases) fails the test
+                // instead of holding it.
+                events.append(release.wait(timeout: .now() + 30) == .success ? "ended" : "never released")
                 return 1
             }, closeConnection: {})
         // Asks for a checkpoint on the checkpointer's thread; too few frames to checkpoint inline.
@@ -99,7 +100,10 @@ import Testing
                 checkpointer.writerCommitted(walFrames: SQLiteCheckpointer.inlineFrames) { events.append("inline") }
             }
         }
-        try await Task.sleep(for: .milliseconds(100))
+        // Released only once the writer waits: released before, the checkpoint would end first and
+        // the writer's request start another one (a test that waited 100 ms for the writer hung
+        // that way on a loaded machine, its checkpoint hook waiting for a second release).
+        while !checkpointer.writerIsWaiting { try await Task.sleep(for: .milliseconds(1)) }
         #expect(events.names == ["running"])
         release.signal()
         try await writer.value

@@ -91,6 +91,9 @@ final class SQLiteCheckpointer: Sendable {
     /// Checkpoints that found frames of the WAL in the database file (for tests).
     var completedCheckpoints: Int { state.withLock { $0.completed } }
 
+    /// Whether the writer is waiting for the running checkpoint to end (for tests).
+    var writerIsWaiting: Bool { state.withLock { $0.writerWaiting != nil } }
+
     /// Told by the writer after each commit (on its thread) how many frames the WAL holds; asks for
     /// a checkpoint every ``framesPerCheckpoint`` and runs `checkpointInline` past ``inlineFrames``.
     func writerCommitted(walFrames: Int, checkpointInline: () -> Void) {
