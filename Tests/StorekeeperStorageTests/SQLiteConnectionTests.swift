@@ -88,8 +88,9 @@ import Testing
             checkpoint: {
                 events.append("running")
                 // Bounded, so that a second checkpoint (which nothing releases) fails the test
-                // instead of holding it.
-                events.append(release.wait(timeout: .now() + 30) == .success ? "ended" : "never released")
+                // instead of holding it; generous, since under the whole suite's load the writer
+                // took 23 s to get to its wait in one CI run (and the release waits for that).
+                events.append(release.wait(timeout: .now() + 240) == .success ? "ended" : "never released")
                 return 1
             }, closeConnection: {})
         // Asks for a checkpoint on the checkpointer's thread; too few frames to checkpoint inline.
