@@ -88,8 +88,8 @@ import Testing
             checkpoint: {
                 events.append("running")
                 // Bounded, so that a second checkpoint (which nothing releases) fails the test
-                // instead of holding it; generous, since under the whole suite's load the writer
-                // took 23 s to get to its wait in one CI run (and the release waits for that).
+                // instead of holding it; generous, since the release waits for the writer, and under
+                // the whole suite's load this test took 23 s in one CI run.
                 events.append(release.wait(timeout: .now() + 240) == .success ? "ended" : "never released")
                 return 1
             }, closeConnection: {})
