@@ -6,14 +6,8 @@ actor OneAtATime {
 
     func run<Result: Sendable>(_ work: @Sendable () async throws -> Result) async throws -> Result {
         await acquire()
-        do {
-            let result = try await work()
-            release()
-            return result
-        } catch {
-            release()
-            throw error
-        }
+        defer { release() }
+        return try await work()
     }
 
     private func acquire() async {
