@@ -3,6 +3,7 @@ import StoreSimulator
 import Storekeeper
 import StorekeeperServer
 import StorekeeperStorage
+import TestSupport
 import Testing
 
 /// The console in a real headless Chromium from Debian's packages, driven by Selenium
@@ -135,22 +136,10 @@ import Testing
         return python
     }
 
-    /// Runs a program to its end; its exit status and everything it wrote.
+    /// Runs a program to its end in the package's root; its exit status and everything it wrote.
     static func run(_ executable: String, _ arguments: [String]) async throws -> (Int32, String) {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: executable)
-        process.arguments = arguments
-        process.currentDirectoryURL = packageRoot
-        let output = packageRoot.appendingPathComponent(".build/console-browser-\(UUID().uuidString).log")
-        FileManager.default.createFile(atPath: output.path, contents: nil)
-        defer { try? FileManager.default.removeItem(at: output) }
-        let handle = try FileHandle(forWritingTo: output)
-        process.standardOutput = handle
-        process.standardError = handle
-        try process.run()
-        defer { if process.isRunning { process.terminate() } }
-        while process.isRunning { try await Task.sleep(for: .milliseconds(100)) }
-        try handle.close()
-        return (process.terminationStatus, (try? String(contentsOf: output, encoding: .utf8)) ?? "")
+        let result = try await ChildProcess.run(
+            URL(fileURLWithPath: executable), arguments, currentDirectory: packageRoot, timeLimit: 540)
+        return (result.status, result.standardOutput + result.standardError)
     }
 }

@@ -1,15 +1,10 @@
 import Foundation
 import Synchronization
+import TestSupport
 import Testing
 
 /// Runs the built `storekeeper` executable, as a user would.
 enum CLI {
-    struct Result {
-        var status: Int32
-        var standardOutput: String
-        var standardError: String
-    }
-
     /// The executable SwiftPM built next to this test bundle (this target depends on it).
     static let executable: URL? = {
         if let override = ProcessInfo.processInfo.environment["STOREKEEPER_BINARY"] {
@@ -29,71 +24,15 @@ enum CLI {
         var description: String { "the storekeeper executable was not built next to the tests" }
     }
 
-    struct DidNotExit: Error, CustomStringConvertible {
-        var arguments: [String]
-        var timeLimit: TimeInterval
-        var description: String {
-            "storekeeper \(arguments.joined(separator: " ")) was still running after \(Int(timeLimit)) s (terminated)"
-        }
-    }
-
-    /// Runs `storekeeper ARGUMENTS` to its end.
-    ///
-    /// Waits without blocking a thread: the tests share Swift's small cooperative pool (two
-    /// threads on a 2-core machine), and a thread blocked on a child is one fewer for every other
-    /// test meanwhile. The child's standard streams are files, not pipes: Foundation's `Process`
-    /// can leak a pipe made for one child into another spawned at the same moment on another
-    /// thread, and then the pipe's end of file waits for that other child too (a read to end of
-    /// file blocked for as long); and a pipe's readability handler did not always report end of
-    /// file once the child had exited. A file is read once the child has exited, and is complete.
-    ///
-    /// A child still running after `timeLimit` is terminated and the test fails with
-    /// ``DidNotExit``, rather than waiting with the suite.
+    /// Runs `storekeeper ARGUMENTS` to its end (see ``ChildProcess``); a child still running
+    /// after `timeLimit` is terminated and the test fails with ``ChildProcess/DidNotExit``.
     static func run(_ arguments: [String], standardInput: String? = nil, timeLimit: TimeInterval = 300)
-        async throws -> Result
+        async throws -> ChildProcess.Result
     {
         guard let executable else {
             throw MissingExecutable()
         }
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("storekeeper-cli-\(UUID())")
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(at: directory) }
-        func file(_ name: String, contents: String = "") throws -> URL {
-            let url = directory.appendingPathComponent(name)
-            try Data(contents.utf8).write(to: url)
-            return url
-        }
-        let (input, output, error) = (
-            try file("stdin", contents: standardInput ?? ""), try file("stdout"), try file("stderr")
-        )
-        let process = Process()
-        process.executableURL = executable
-        process.arguments = arguments
-        let handles = [
-            try FileHandle(forReadingFrom: input), try FileHandle(forWritingTo: output),
-            try FileHandle(forWritingTo: error),
-        ]
-        defer { for handle in handles { try? handle.close() } }
-        (process.standardInput, process.standardOutput, process.standardError) = (handles[0], handles[1], handles[2])
-        try process.run()
-        guard try await process.exited(within: timeLimit) else {
-            process.terminate()
-            throw DidNotExit(arguments: arguments, timeLimit: timeLimit)
-        }
-        return Result(
-            status: process.terminationStatus,
-            standardOutput: String(decoding: try Data(contentsOf: output), as: UTF8.self),
-            standardError: String(decoding: try Data(contentsOf: error), as: UTF8.self))
-    }
-}
-
-extension Process {
-    /// Waits until the process has exited, or `timeout` has passed, checking every 5 ms without
-    /// holding a thread; whether it exited.
-    func exited(within timeout: TimeInterval) async throws -> Bool {
-        let deadline = Date().addingTimeInterval(timeout)
-        while isRunning, Date() < deadline { try await Task.sleep(for: .milliseconds(5)) }
-        return !isRunning
+        return try await ChildProcess.run(executable, arguments, standardInput: standardInput, timeLimit: timeLimit)
     }
 }
 

@@ -1,6 +1,7 @@
 import AppStoreServer
 import Crypto
 import Foundation
+import TestSupport
 import Testing
 
 @Suite struct SignCommandTests {
@@ -19,7 +20,7 @@ import Testing
 
     func cleanUp() { try? FileManager.default.removeItem(at: directory) }
 
-    func jsonObject(_ result: CLI.Result, sourceLocation: SourceLocation = #_sourceLocation) throws -> [String: Any] {
+    func jsonObject(_ result: ChildProcess.Result, sourceLocation: SourceLocation = #_sourceLocation) throws -> [String: Any] {
         #expect(result.status == 0, "\(result.standardError)", sourceLocation: sourceLocation)
         #expect(result.standardError.isEmpty, sourceLocation: sourceLocation)
         return try #require(

@@ -1,5 +1,6 @@
 import AppStoreServer
 import Foundation
+import TestSupport
 import Testing
 
 @Suite struct SimulatorCommandTests {
@@ -54,7 +55,7 @@ import Testing
     /// The tests' runner ends a child that does not exit (the simulator runs until stopped) at its
     /// time limit, failing that test instead of holding the suite.
     @Test func aCommandStillRunningAtItsTimeLimitIsTerminated() async throws {
-        await #expect(throws: CLI.DidNotExit.self) {
+        await #expect(throws: ChildProcess.DidNotExit.self) {
             _ = try await CLI.run(["simulator", "--rate", "86400"], timeLimit: 2)
         }
     }

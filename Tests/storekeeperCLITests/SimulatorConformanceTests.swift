@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 import Testing
 
 /// The conformance suite in `Conformance/`: Apple's App Store Server Library and Google's API client
@@ -57,26 +58,15 @@ import Testing
     func appleAndGoogleClientLibrariesAgainstTheSimulator() async throws {
         let python = try Self.python.get()
         guard let executable = CLI.executable else { throw CLI.MissingExecutable() }
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: python)
-        process.arguments = ["-m", "pytest", "Conformance", "-q"]
-        process.currentDirectoryURL = Self.packageRoot
         var environment = ProcessInfo.processInfo.environment
         environment["STOREKEEPER_BINARY"] = executable.path
         environment["PYTHONDONTWRITEBYTECODE"] = "1"
-        process.environment = environment
-        let pipe = Pipe()
-        process.standardOutput = pipe
-        process.standardError = pipe
-        let output = PipeCollector(pipe)
-        try process.run()
-        defer { if process.isRunning { process.terminate() } }
-        while process.isRunning { try await Task.sleep(for: .milliseconds(100)) }
-        // The collector may still be reading the last chunk.
-        try await Task.sleep(for: .milliseconds(200))
-        let text = output.text
-        let summary = text.split(separator: "\n").last.map(String.init) ?? ""
-        #expect(process.terminationStatus == 0, "pytest failed:\n\(text)")
+        let result = try await ChildProcess.run(
+            URL(fileURLWithPath: python), ["-m", "pytest", "Conformance", "-q"], environment: environment,
+            currentDirectory: Self.packageRoot, timeLimit: 540)
+        let text = result.standardOutput + result.standardError
+        let summary = result.standardOutput.split(separator: "\n").last.map(String.init) ?? ""
+        #expect(result.status == 0, "pytest failed:\n\(text)")
         #expect(summary.contains(" passed"), "pytest's summary: \(summary)\n\(text)")
     }
 }
