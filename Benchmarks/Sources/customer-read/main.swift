@@ -21,7 +21,7 @@ import StorekeeperStorage
 //     customer-read: 1000000 customers p99 <X> ms, 10000 customers p99 <Y> ms at <Z> req/s
 //
 // Run in release: swift run -c release --package-path Benchmarks customer-read [--rate 1000]
-//     [--seconds 10] [--rounds 5] [--customers 1000000,10000] [--cache DIR] [--seed N]
+//     [--seconds 30] [--rounds 15] [--customers 1000000,10000] [--cache DIR] [--seed N]
 
 // The load generator of one window, started by the benchmark itself (see LoadProcess).
 if CommandLine.arguments.dropFirst().first == "load" {
