@@ -211,7 +211,10 @@ struct IngestRun {
             try await Task.sleep(for: .milliseconds(5))
         }
         let processedSeconds = seconds(ContinuousClock.now - ingestStart)
-        let cpuPerNotification = (processCPUSeconds() - cpuStart) / Double(count) * 1e6
+        let cpuSeconds = processCPUSeconds() - cpuStart
+        let cpuPerNotification = cpuSeconds / Double(count) * 1e6
+        // Below 100 %, ingest waited (for the writer, a sync, the next request) with a core free.
+        let coresBusy = cpuSeconds / processedSeconds / Double(ProcessInfo.processInfo.activeProcessorCount) * 100
         try await checkBalance(of: customer)
         let sorted = latencies.sorted()
         let result = IngestResult(
@@ -221,7 +224,7 @@ struct IngestRun {
             "durable (all 200s) after \(format(durableSeconds)) s (\(Int(Double(count) / durableSeconds))/s), "
                 + "processed after \(format(processedSeconds)) s; POST p50 \(format(result.p50)) ms; "
                 + "verifier alone \(format(verifySeconds)) s; this process's CPU \(Int(cpuPerNotification)) µs per "
-                + "notification (the posting client's included)")
+                + "notification (the posting client's included), the cores \(Int(coresBusy)) % busy with it")
         return result
     }
 
@@ -251,7 +254,13 @@ struct IngestRun {
     /// Benchmarks/README.md), and the ratio with it.
     func timeVerifier(_ payloads: [String]) async throws -> Double {
         var passes: [Double] = []
+        let cpuStart = processCPUSeconds()
         for _ in 0..<3 { passes.append(try await timeVerifierOnce(payloads)) }
+        let cpuPerNotification = (processCPUSeconds() - cpuStart) / Double(3 * payloads.count) * 1e6
+        print(
+            "verifier alone: passes at "
+                + passes.map { "\(Int(Double(payloads.count) / $0))/s" }.joined(separator: ", ")
+                + "; this process's CPU \(Int(cpuPerNotification)) µs per notification")
         return passes.sorted()[1]
     }
 
