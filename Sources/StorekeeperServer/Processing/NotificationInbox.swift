@@ -42,8 +42,10 @@ public struct NotificationInbox: Sendable {
         self.clock = clock
         self.logger = logger
         self.onProcessed = onProcessed
-        self.inserts = GroupCommitter(maxBatch: 256, overlapping: 2) { [storage] items in
-            try await storage.transaction { try await $0.insertNotifications(items) }
+        // The group's items are taken inside the transaction: those that arrived while it waited
+        // for the writer (or a connection) go in too.
+        self.inserts = GroupCommitter(maxBatch: 256, overlapping: 2) { [storage] group in
+            try await storage.transaction { try await $0.insertNotifications(group.items()) }
         }
     }
 
