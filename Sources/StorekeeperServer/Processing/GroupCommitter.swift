@@ -30,7 +30,7 @@ final class GroupCommitter<Item: Sendable, Outcome: Sendable>: Sendable {
     /// about 4 ms for the writer, and took only the ~6 items waiting before it did.
     final class Group: Sendable {
         private let committer: GroupCommitter
-        fileprivate let taken: Mutex<[Waiter]?>
+        private let taken: Mutex<[Waiter]?>
 
         fileprivate init(_ committer: GroupCommitter, taking waiters: [Waiter]? = nil) {
             self.committer = committer
@@ -40,23 +40,20 @@ final class GroupCommitter<Item: Sendable, Outcome: Sendable>: Sendable {
         /// The items this commit commits, in the order they were submitted; every call gives the
         /// same ones (a transaction run again commits what its first run did). Empty when another
         /// commit took every waiting item first.
-        func items() -> [Item] {
+        func items() -> [Item] { waiters.map(\.item) }
+
+        /// The waiters whose items ``items()`` gives, taken from those waiting at the first call.
+        fileprivate var waiters: [Waiter] {
             taken.withLock { taken in
-                if let taken { return taken.map(\.item) }
+                if let taken { return taken }
                 let waiters = committer.state.withLock { state in
                     let batch = Array(state.waiting.prefix(committer.maxBatch))
                     state.waiting.removeFirst(batch.count)
                     return batch
                 }
                 taken = waiters
-                return waiters.map(\.item)
+                return waiters
             }
-        }
-
-        /// What ``items()`` took, taking them now if it was not called.
-        fileprivate var waiters: [Waiter] {
-            _ = items()
-            return taken.withLock { $0 ?? [] }
         }
     }
 
