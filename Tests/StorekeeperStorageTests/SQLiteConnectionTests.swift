@@ -95,7 +95,11 @@ import Testing
             }, closeConnection: {})
         // Asks for a checkpoint on the checkpointer's thread; too few frames to checkpoint inline.
         checkpointer.writerCommitted(walFrames: SQLiteCheckpointer.framesPerCheckpoint) { events.append("inline") }
-        while events.names.isEmpty { try await Task.sleep(for: .milliseconds(1)) }
+        // Both waits bounded: a checkpointer that never starts, or a writer that never waits, fails
+        // the test rather than holding the suite.
+        let deadline = ContinuousClock.now + .seconds(240)
+        while events.names.isEmpty, ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(1)) }
+        try #require(events.names == ["running"], "the asked-for checkpoint never started")
         let writer = Task {
             try await writerThread.runIfActive {
                 checkpointer.writerCommitted(walFrames: SQLiteCheckpointer.inlineFrames) { events.append("inline") }
@@ -104,10 +108,14 @@ import Testing
         // Released only once the writer waits: released before, the checkpoint would end first and
         // the writer's request start another one (a test that waited 100 ms for the writer hung
         // that way on a loaded machine, its checkpoint hook waiting for a second release).
-        while !checkpointer.writerIsWaiting { try await Task.sleep(for: .milliseconds(1)) }
+        while !checkpointer.writerIsWaiting, ContinuousClock.now < deadline {
+            try await Task.sleep(for: .milliseconds(1))
+        }
+        let writerWaited = checkpointer.writerIsWaiting
         #expect(events.names == ["running"])
         release.signal()
         try await writer.value
+        #expect(writerWaited, "the writer past the inline bound never waited for the running checkpoint")
         #expect(events.names == ["running", "ended", "inline"])
         #expect(checkpointer.completedCheckpoints == 1)
         try await checkpointer.close()

@@ -20,9 +20,9 @@ import Testing
 
     func cleanUp() { try? FileManager.default.removeItem(at: directory) }
 
-    func jsonObject(_ result: ChildProcess.Result, sourceLocation: SourceLocation = #_sourceLocation) throws -> [String:
-        Any]
-    {
+    func jsonObject(
+        _ result: ChildProcess.Result, sourceLocation: SourceLocation = #_sourceLocation
+    ) throws -> [String: Any] {
         #expect(result.status == 0, "\(result.standardError)", sourceLocation: sourceLocation)
         #expect(result.standardError.isEmpty, sourceLocation: sourceLocation)
         return try #require(
