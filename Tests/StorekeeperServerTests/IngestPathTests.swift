@@ -330,6 +330,31 @@ import Testing
 }
 
 extension IngestPathTests {
+    /// A claim takes what is due when it begins, not what was due when it was asked for: a worker's
+    /// loop may wait for its turn while webhooks are stored, and ``NotificationWorker`` wakes no
+    /// other loop meanwhile, counting on that claim to take them.
+    @Test(arguments: ServerBackend.available) func aClaimTakesWhatIsDueWhenItBegins(_ backend: ServerBackend)
+        async throws
+    {
+        try await ServerHarness.run(on: backend, processing: Self.processing) { h in
+            let purchases = try await Self.unsentPurchases(h, customer: "nils", count: 3)
+            let inbox = h.application.inbox
+            let clock = h.simulator.clock
+            let dueAt = clock.now().addingTimeInterval(30)
+            try await h.storage.transaction { transaction in
+                for (index, purchase) in purchases.enumerated() {
+                    _ = try await transaction.insertNotification(
+                        InboxNotification(
+                            store: .appStore, dedupeKey: "due-later-\(index)", body: Self.body(purchase.payload),
+                            receivedAt: clock.now(), nextAttemptAt: dueAt))
+                }
+            }
+            // Asked for before they are due; due by the time the claim begins.
+            #expect(try await inbox.processDue(limit: 50) { clock.advance(by: 30) } == purchases.count)
+            #expect(try await h.balances("nils")["coins"] == 300)
+        }
+    }
+
     /// However large the batch, it leases at most ``NotificationInbox/leasedPerBatch`` of the
     /// notifications that need a store API call (each a call after the commit, one after another,
     /// within one lease); the rest stay due, untouched, for the next claim.

@@ -89,16 +89,21 @@ public struct NotificationInbox: Sendable {
     /// processed only once that was tried (a failure is left to the sweeper), so nothing counts as
     /// done while Google's three days run. A crash anywhere re-processes; the ordering rule makes
     /// that harmless.
+    ///
+    /// `claimBegins` is called in the claiming transaction just before the claim, which then sees
+    /// everything committed before the call (``NotificationWorker`` wakes no other loop meanwhile).
     @discardableResult
-    public func processDue(limit: Int) async throws -> Int {
-        let now = clock.now()
+    public func processDue(limit: Int, claimBegins: @escaping @Sendable () -> Void = {}) async throws -> Int {
         let claimed: ClaimedBatch
         do {
-            claimed = try await processInClaimingTransaction(now: now, limit: limit, isolatingEach: false)
+            claimed = try await processInClaimingTransaction(
+                limit: limit, isolatingEach: false, claimBegins: claimBegins)
         } catch let failure as BatchFailure {
             splitting(failure.underlying, count: failure.count)
-            claimed = try await processInClaimingTransaction(now: now, limit: limit, isolatingEach: true)
+            claimed = try await processInClaimingTransaction(
+                limit: limit, isolatingEach: true, claimBegins: claimBegins)
         }
+        let now = claimed.claimedAt
         if claimed.count > 0 { activity.noteActivity() }
         for (item, error) in claimed.failed { reportFailure(of: item, error) }
         try await finish(claimed.applied.map { ($0.item, .success($0.unsettled)) })
@@ -132,6 +137,8 @@ public struct NotificationInbox: Sendable {
 
     /// What one claiming transaction did, for the work after its commit.
     private struct ClaimedBatch: Sendable {
+        /// The time the claim took as now (what was due then).
+        var claimedAt: Date
         /// Found due (those left for the next claim included: more are due).
         var count = 0
         /// Applied in the transaction: marked processed, or (with purchases the store waits to
@@ -155,16 +162,20 @@ public struct NotificationInbox: Sendable {
 
     /// Claims what is due (at most `limit`), leases what needs the store's API, and interprets and
     /// applies the rest, recording failures, in one transaction.
-    private func processInClaimingTransaction(now: Date, limit: Int, isolatingEach: Bool) async throws
-        -> ClaimedBatch
-    {
+    private func processInClaimingTransaction(
+        limit: Int, isolatingEach: Bool, claimBegins: @escaping @Sendable () -> Void
+    ) async throws -> ClaimedBatch {
         let (stores, settings, clock) = (self.stores, self.settings, self.clock)
-        let leasedUntil = now.addingTimeInterval(max(settings.lease, 0))
         // Processing commits are deferred (CommitDurability): a power cut may undo them, and the
         // notification, stored durably and still pending then, is processed again.
         return try await storage.transaction(durability: .deferred) { transaction in
+            // Now, not before the transaction waited for its turn: a notification stored before
+            // `claimBegins` is due by then.
+            claimBegins()
+            let now = clock.now()
+            let leasedUntil = now.addingTimeInterval(max(settings.lease, 0))
             let due = try await transaction.lockDueNotifications(now: now, limit: limit)
-            var batch = ClaimedBatch(count: due.count)
+            var batch = ClaimedBatch(claimedAt: now, count: due.count)
             // Each adapter asked once: applied here from what was stored, or leased for the store's API.
             var local: [InboxNotification] = []
             var remote: [InboxNotification] = []
