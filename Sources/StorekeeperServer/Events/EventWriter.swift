@@ -90,12 +90,28 @@ public struct EventWriter: Sendable {
         try await append([draft], entitlements: entitlements, at: now, in: transaction)
     }
 
-    /// A random (version 4) UUID from the system's generator, two `getrandom` calls. `UUID()`
-    /// opens, reads and closes /dev/urandom for every id on Linux: in the ingest profile those
-    /// three system calls per event were about 2 % of the CPU.
-    static func newEventID() -> UUID {
+    /// A version 7 UUID (RFC 9562) for an event made at `time`: its first 48 bits are `time` in
+    /// Unix milliseconds, the other 74 (all but the version and the variant) random from the
+    /// system's generator (`getrandom`; `UUID()` opens, reads and closes /dev/urandom for every id
+    /// on Linux, about 2 % of the ingest profile's CPU).
+    ///
+    /// Why time first: the events' `id` index is a B-tree, and random ids put every event in a
+    /// page of its own, each written again at every commit (a WAL frame on SQLite); ids that
+    /// follow time put a batch's events in the index's last pages.
+    static func newEventID(at time: Date) -> UUID {
         var generator = SystemRandomNumberGenerator()
-        return UUID.random(using: &generator)
+        let random: (UInt64, UInt64) = (generator.next(), generator.next())
+        let milliseconds = time.timeIntervalSince1970 * 1000
+        // 48 bits hold every time from 1970 to the year 10889; outside, the nearest end.
+        let stamp = milliseconds.isNaN ? 0 : UInt64(min(max(milliseconds, 0), Double(1 << 48 - 1)))
+        func byte(_ value: UInt64, _ shift: UInt64) -> UInt8 { UInt8(truncatingIfNeeded: value >> shift) }
+        return UUID(
+            uuid: (
+                byte(stamp, 40), byte(stamp, 32), byte(stamp, 24), byte(stamp, 16), byte(stamp, 8), byte(stamp, 0),
+                0x70 | byte(random.0, 56) & 0x0F, byte(random.0, 48),
+                0x80 | byte(random.0, 40) & 0x3F, byte(random.0, 32), byte(random.0, 24), byte(random.0, 16),
+                byte(random.0, 8), byte(random.1, 56), byte(random.1, 48), byte(random.1, 40)
+            ))
     }
 
     func append(
@@ -105,7 +121,7 @@ public struct EventWriter: Sendable {
         guard !drafts.isEmpty else { return }
         let stored = try drafts.map { draft in
             let event = Event(
-                id: Self.newEventID(), type: draft.type, occurredAt: now, customerID: draft.customerID,
+                id: Self.newEventID(at: now), type: draft.type, occurredAt: now, customerID: draft.customerID,
                 store: draft.purchase?.key.store, app: draft.purchase?.app, environment: draft.purchase?.environment,
                 purchaseID: draft.purchase?.key.id, productID: draft.purchase?.productID, details: draft.details,
                 entitlements: draft.customerID.flatMap { entitlements[$0] } ?? [])
