@@ -45,6 +45,39 @@ import Testing
         }
     }
 
+    /// A billing event saved under another purchase leaves the list of the one it was under, whether
+    /// the batch read it by its key (and so knows where it was) or only in its purchase's list.
+    @Test(arguments: Backend.available, [true, false])
+    func aBillingEventMovedToAnotherPurchaseLeavesTheOtherList(backend: Backend, readByKey: Bool) async throws {
+        try await TestDatabase.withFresh(backend) { storage, _ async throws in
+            let (first, second) = (PurchaseKey.appStore("2000000004"), PurchaseKey.appStore("2000000005"))
+            @Sendable func record(_ id: String, of key: PurchaseKey, at time: Int64) -> TransactionRecord {
+                TransactionRecord(
+                    purchaseKey: key,
+                    fact: TransactionFact(id: id, productID: "coins.100", purchasedAt: at(time), observedAt: at(time)))
+            }
+            try await storage.transaction { transaction async throws in
+                try await transaction.savePurchase(minimalPurchase(first))
+                try await transaction.savePurchase(minimalPurchase(second))
+                try await transaction.saveTransaction(record("t-1", of: first, at: 1))
+                try await transaction.saveTransaction(record("t-2", of: second, at: 2))
+            }
+            let keys: Set<BatchReads.TransactionKey> =
+                readByKey ? [.init(store: .appStore, id: "t-1"), .init(store: .appStore, id: "t-3")] : []
+            let inBatch = try await storage.transaction { transaction async throws in
+                try await transaction.beginBatch(BatchReads(purchases: [first, second], transactions: keys))
+                try await transaction.saveTransaction(record("t-1", of: second, at: 3))
+                try await transaction.saveTransaction(record("t-3", of: first, at: 4))
+                return [try await transaction.transactions(of: first), try await transaction.transactions(of: second)]
+            }
+            let stored = try await storage.transaction { transaction async throws in
+                [try await transaction.transactions(of: first), try await transaction.transactions(of: second)]
+            }
+            #expect(inBatch.map { $0.map(\.fact.id) } == [["t-3"], ["t-2", "t-1"]])
+            #expect(inBatch == stored)
+        }
+    }
+
     @Test(arguments: Backend.available)
     func aWriteOutsideTheBatchDropsWhatWasReadAhead(backend: Backend) async throws {
         try await TestDatabase.withFresh(backend) { storage, _ async throws in

@@ -114,8 +114,8 @@ final class SQLBatch: Sendable {
             guard state.active else { return false }
             let stored = record.asStored
             let key = BatchReads.TransactionKey(store: record.purchaseKey.store, id: record.fact.id)
-            state.cache.transactions[key] = stored
-            state.cache.updateTransactionsOf(with: stored)
+            let previous = state.cache.transactions.updateValue(stored, forKey: key)
+            state.cache.updateTransactionsOf(with: stored, previously: previous)
             state.pending.transactions.set(stored, for: key)
             return true
         }
@@ -197,8 +197,22 @@ extension SQLBatch.Cache {
     }
 
     /// `stored` replaces its billing event in the cached lists of purchases' billing events.
-    mutating func updateTransactionsOf(with stored: TransactionRecord) {
-        for (key, var records) in transactionsOf {
+    ///
+    /// `previous` is what ``transactions`` held for it: when that was read, only the lists of its
+    /// purchase then and now can hold it (the cache answers as the database would), so a batch
+    /// saving many billing events does not walk every list for each.
+    mutating func updateTransactionsOf(with stored: TransactionRecord, previously previous: TransactionRecord??) {
+        let candidates: [PurchaseKey]
+        switch previous {
+        case .some(.some(let record)):
+            candidates =
+                record.purchaseKey == stored.purchaseKey
+                ? [stored.purchaseKey] : [record.purchaseKey, stored.purchaseKey]
+        case .some(.none): candidates = [stored.purchaseKey]
+        case .none: candidates = Array(transactionsOf.keys)
+        }
+        for key in candidates {
+            guard var records = transactionsOf[key] else { continue }
             let had = records.contains {
                 $0.purchaseKey.store == stored.purchaseKey.store && $0.fact.id == stored.fact.id
             }
