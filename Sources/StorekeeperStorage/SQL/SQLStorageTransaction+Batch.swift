@@ -45,7 +45,7 @@ extension SQLStorageTransaction {
         for row in try await fetch(
             """
             SELECT \(unsafeRaw: Self.purchaseColumns) FROM purchases
-            WHERE (store, id) IN (VALUES \(pairs(keys.map { ($0.store.rawValue, $0.id) })))
+            WHERE (store, id) IN (\(pairs(keys.map { ($0.store.rawValue, $0.id) })))
             ORDER BY store, id\(unsafeRaw: flavor.lockForUpdate)
             """)
         {
@@ -76,7 +76,7 @@ extension SQLStorageTransaction {
         for row in try await fetch(
             """
             SELECT \(unsafeRaw: Self.transactionColumns) FROM transactions
-            WHERE (store, id) IN (VALUES \(pairs(keys.map { ($0.store.rawValue, $0.id) })))
+            WHERE (store, id) IN (\(pairs(keys.map { ($0.store.rawValue, $0.id) })))
             """)
         {
             let record = try transactionRecord(from: row)
@@ -90,7 +90,7 @@ extension SQLStorageTransaction {
         for row in try await fetch(
             """
             SELECT \(unsafeRaw: Self.transactionColumns) FROM transactions
-            WHERE (store, purchase_id) IN (VALUES \(pairs(keys.map { ($0.store.rawValue, $0.id) })))
+            WHERE (store, purchase_id) IN (\(pairs(keys.map { ($0.store.rawValue, $0.id) })))
             ORDER BY purchased_at, id
             """)
         {
@@ -189,17 +189,17 @@ extension SQLStorageTransaction {
         guard !entries.isEmpty else { return }
         var inserted = 0
         for chunk in flavor.statementChunks(entries, limit: Self.rowsPerStatement) {
-            let values = chunk.map { entry -> SQLQueryString in
-                """
-                (\(bind: entry.customerID.rawValue), \(bind: entry.balance), \(bind: entry.amount),
-                 \(bind: entry.reason.rawValue), \(bind: entry.idempotencyKey), \(bind: entry.transactionID),
-                 \(bind: StoredTime.milliseconds(entry.createdAt)))
-                """
+            let rows = SQLRows(columnCount: 7, chunk) { entry in
+                [
+                    .text(entry.customerID.rawValue), .text(entry.balance), .integer(entry.amount),
+                    .text(entry.reason.rawValue), .text(entry.idempotencyKey), .text(entry.transactionID),
+                    .integer(StoredTime.milliseconds(entry.createdAt)),
+                ]
             }
             inserted += try await fetch(
                 """
                 INSERT INTO ledger_entries (\(unsafeRaw: Self.ledgerColumns))
-                VALUES \(values.joined(separator: ", "))
+                \(rows.source(flavor))
                 ON CONFLICT (customer_id, idempotency_key) DO NOTHING
                 RETURNING idempotency_key
                 """
@@ -231,23 +231,30 @@ extension SQLStorageTransaction {
     func lock(_ names: [String]) async throws {
         guard flavor == .postgresql, !names.isEmpty else { return }
         // A volatile function in the select list is evaluated after the sort, one row at a time.
-        let values = names.map { name -> SQLQueryString in "(\(bind: name))" }
         try await execute(
             """
-            SELECT pg_advisory_xact_lock(hashtextextended(name, 0))
-            FROM (VALUES \(values.joined(separator: ", "))) AS names (name) ORDER BY name
+            SELECT pg_advisory_xact_lock(hashtextextended(c1, 0))
+            FROM (\(SQLRows(columnCount: 1, names) { [.text($0)] }.source(flavor, ordered: false))) AS names
+            ORDER BY c1
             """)
     }
 
-    /// `?, ?, …`: bound values for `a IN (…)` (``SQLFlavor/keyList(_:)``).
+    /// Bound values for `a IN (…)`: `?, ?, …` on SQLite (padded, ``SQLFlavor/keyList(_:)``), one array on
+    /// PostgreSQL (``SQLRows``).
     func list(_ values: [String]) -> SQLQueryString {
-        flavor.keyList(values).map { value -> SQLQueryString in "\(bind: value)" }.joined(separator: ", ")
+        switch flavor {
+        case .sqlite:
+            flavor.keyList(values).map { value -> SQLQueryString in "\(bind: value)" }.joined(separator: ", ")
+        case .postgresql:
+            SQLRows(columnCount: 1, values) { [.text($0)] }.source(flavor, ordered: false)
+        }
     }
 
-    /// `(?, ?), (?, ?), …`: bound pairs for `(a, b) IN (VALUES …)` (``SQLFlavor/keyList(_:)``).
+    /// Bound pairs for `(a, b) IN (…)`: `VALUES (?, ?), …` on SQLite (padded, ``SQLFlavor/keyList(_:)``),
+    /// two arrays on PostgreSQL (``SQLRows``). Either is a relation PostgreSQL joins on the whole key
+    /// (see ``leaseNotifications(_:until:)``).
     func pairs(_ pairs: [(String, String)]) -> SQLQueryString {
-        flavor.keyList(pairs).map { pair -> SQLQueryString in "(\(bind: pair.0), \(bind: pair.1))" }.joined(
-            separator: ", ")
+        SQLRows(columnCount: 2, flavor.keyList(pairs)) { [.text($0.0), .text($0.1)] }.source(flavor, ordered: false)
     }
 }
 

@@ -26,17 +26,17 @@ extension SQLStorageTransaction {
 
     /// Appends `events` in order, in one statement.
     func insertEvents(_ events: [StoredEvent]) async throws {
-        let values = events.map { event -> SQLQueryString in
-            """
-            (\(bind: event.id.uuidString.lowercased()), \(bind: event.type.rawValue), \(bind: event.customerID?.rawValue),
-             \(bind: event.environment?.rawValue), \(bind: event.orderingKey),
-             \(bind: StoredTime.milliseconds(event.occurredAt)), \(flavor.blob(event.body)))
-            """
+        let rows = SQLRows(columnCount: 7, events) { event in
+            [
+                .text(event.id.uuidString.lowercased()), .text(event.type.rawValue), .text(event.customerID?.rawValue),
+                .text(event.environment?.rawValue), .text(event.orderingKey),
+                .integer(StoredTime.milliseconds(event.occurredAt)), .blob(event.body),
+            ]
         }
         try await execute(
             """
             INSERT INTO events (id, type, customer_id, environment, ordering_key, occurred_at, body)
-            VALUES \(values.joined(separator: ", "))
+            \(rows.source(flavor))
             """)
     }
 

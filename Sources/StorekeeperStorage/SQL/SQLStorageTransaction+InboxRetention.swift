@@ -50,7 +50,7 @@ extension SQLStorageTransaction {
                 """
                 DELETE FROM inbox
                 WHERE status = 'processed' AND received_at <= \(bind: page.receivedThrough)
-                AND (store, dedupe_key) IN (VALUES \(pairs(keys)))
+                AND (store, dedupe_key) IN (\(pairs(keys)))
                 """)
         }
     }

@@ -204,23 +204,23 @@ struct SQLStorageTransaction: StorageTransaction {
 
     /// Upserts `purchases` (one row per key) in one statement.
     func insertPurchases(_ purchases: [Purchase]) async throws {
-        let values = try purchases.map { purchase -> SQLQueryString in
-            """
-            (\(bind: purchase.key.store.rawValue), \(bind: purchase.key.id),
-             \(bind: purchase.customerID?.rawValue), \(bind: purchase.app?.rawValue), \(bind: purchase.productID),
-             \(bind: purchase.kind.rawValue), \(bind: purchase.environment.rawValue), \(bind: purchase.state.rawValue),
-             \(bind: StoredTime.milliseconds(purchase.expiresAt)),
-             \(bind: StoredTime.milliseconds(purchase.gracePeriodExpiresAt)), \(bind: purchase.autoRenew),
-             \(bind: purchase.ownership.rawValue), \(bind: purchase.quantity), \(bind: purchase.accountHint),
-             \(bind: purchase.replaces?.store.rawValue), \(bind: purchase.replaces?.id),
-             \(bind: StoredTime.milliseconds(purchase.observedAt)), \(bind: purchase.needsAcknowledgement),
-             \(bind: purchase.appTransactionID), \(bind: try Self.offersJSON(purchase.offers)))
-            """
+        let rows = try SQLRows(columnCount: 20, purchases) { purchase in
+            [
+                .text(purchase.key.store.rawValue), .text(purchase.key.id), .text(purchase.customerID?.rawValue),
+                .text(purchase.app?.rawValue), .text(purchase.productID), .text(purchase.kind.rawValue),
+                .text(purchase.environment.rawValue), .text(purchase.state.rawValue),
+                .integer(StoredTime.milliseconds(purchase.expiresAt)),
+                .integer(StoredTime.milliseconds(purchase.gracePeriodExpiresAt)), .boolean(purchase.autoRenew),
+                .text(purchase.ownership.rawValue), .integer(purchase.quantity), .text(purchase.accountHint),
+                .text(purchase.replaces?.store.rawValue), .text(purchase.replaces?.id),
+                .integer(StoredTime.milliseconds(purchase.observedAt)), .boolean(purchase.needsAcknowledgement),
+                .text(purchase.appTransactionID), .text(try Self.offersJSON(purchase.offers)),
+            ]
         }
         try await execute(
             """
             INSERT INTO purchases (\(unsafeRaw: Self.purchaseColumns))
-            VALUES \(values.joined(separator: ", "))
+            \(rows.source(flavor))
             ON CONFLICT (store, id) DO UPDATE SET
                 customer_id = excluded.customer_id, app = COALESCE(excluded.app, purchases.app),
                 product_id = excluded.product_id, kind = excluded.kind,
@@ -399,20 +399,20 @@ struct SQLStorageTransaction: StorageTransaction {
 
     /// Upserts `records` (one row per store and id) in one statement.
     func insertTransactions(_ records: [TransactionRecord]) async throws {
-        let values = records.map { record -> SQLQueryString in
+        let rows = SQLRows(columnCount: 12, records) { record in
             let fact = record.fact
-            return """
-                (\(bind: record.purchaseKey.store.rawValue), \(bind: fact.id), \(bind: record.purchaseKey.id),
-                 \(bind: fact.productID), \(bind: StoredTime.milliseconds(fact.purchasedAt)), \(bind: fact.quantity),
-                 \(bind: StoredTime.milliseconds(fact.revokedAt)), \(bind: fact.refundedFraction),
-                 \(bind: StoredTime.milliseconds(fact.observedAt)), \(bind: fact.price?.micros),
-                 \(bind: fact.price?.currency.rawValue), \(bind: fact.offer?.rawValue))
-                """
+            return [
+                .text(record.purchaseKey.store.rawValue), .text(fact.id), .text(record.purchaseKey.id),
+                .text(fact.productID), .integer(StoredTime.milliseconds(fact.purchasedAt)), .integer(fact.quantity),
+                .integer(StoredTime.milliseconds(fact.revokedAt)), .double(fact.refundedFraction),
+                .integer(StoredTime.milliseconds(fact.observedAt)), .integer(fact.price?.micros),
+                .text(fact.price?.currency.rawValue), .text(fact.offer?.rawValue),
+            ]
         }
         try await execute(
             """
             INSERT INTO transactions (\(unsafeRaw: Self.transactionColumns))
-            VALUES \(values.joined(separator: ", "))
+            \(rows.source(flavor))
             ON CONFLICT (store, id) DO UPDATE SET
                 purchase_id = excluded.purchase_id, product_id = excluded.product_id,
                 purchased_at = excluded.purchased_at, quantity = excluded.quantity, revoked_at = excluded.revoked_at,
@@ -441,20 +441,20 @@ struct SQLStorageTransaction: StorageTransaction {
 
     /// Appends `changes` in order, in one statement.
     func insertStateChanges(_ changes: [StateChange]) async throws {
-        let values = changes.map { change -> SQLQueryString in
-            """
-            (\(bind: change.key.store.rawValue), \(bind: change.key.id), \(bind: change.from?.rawValue),
-             \(bind: change.to.rawValue), \(bind: StoredTime.milliseconds(change.expiresAt)),
-             \(bind: StoredTime.milliseconds(change.observedAt)), \(bind: change.cause.source.rawValue),
-             \(bind: change.cause.event), \(bind: change.cause.reference))
-            """
+        let rows = SQLRows(columnCount: 9, changes) { change in
+            [
+                .text(change.key.store.rawValue), .text(change.key.id), .text(change.from?.rawValue),
+                .text(change.to.rawValue), .integer(StoredTime.milliseconds(change.expiresAt)),
+                .integer(StoredTime.milliseconds(change.observedAt)), .text(change.cause.source.rawValue),
+                .text(change.cause.event), .text(change.cause.reference),
+            ]
         }
         try await execute(
             """
             INSERT INTO state_changes
                 (store, purchase_id, from_state, to_state, expires_at, observed_at, cause_source, cause_event,
                  cause_reference)
-            VALUES \(values.joined(separator: ", "))
+            \(rows.source(flavor))
             """)
     }
 
@@ -661,20 +661,19 @@ struct SQLStorageTransaction: StorageTransaction {
         let ordered = notifications.sorted(by: Self.inKeyOrder)
         var inserted = Set<NotificationKey>()
         for chunk in flavor.statementChunks(ordered, limit: Self.rowsPerStatement) {
-            let values = chunk.map { notification -> SQLQueryString in
-                """
-                (\(bind: notification.store.rawValue), \(bind: notification.dedupeKey),
-                 \(bind: StoredTime.milliseconds(notification.receivedAt)),
-                 \(bind: notification.status.rawValue), \(bind: notification.attempts),
-                 \(bind: StoredTime.milliseconds(notification.nextAttemptAt)), \(bind: notification.lastError),
-                 \(bind: StoredTime.milliseconds(notification.processedAt)))
-                """
+            let rows = SQLRows(columnCount: 8, chunk) { notification in
+                [
+                    .text(notification.store.rawValue), .text(notification.dedupeKey),
+                    .integer(StoredTime.milliseconds(notification.receivedAt)), .text(notification.status.rawValue),
+                    .integer(notification.attempts), .integer(StoredTime.milliseconds(notification.nextAttemptAt)),
+                    .text(notification.lastError), .integer(StoredTime.milliseconds(notification.processedAt)),
+                ]
             }
             // A key twice in one statement is inserted once: the second is a conflict with the first.
             for row in try await fetch(
                 """
                 INSERT INTO inbox (\(unsafeRaw: Self.inboxStateColumns))
-                VALUES \(values.joined(separator: ", "))
+                \(rows.source(flavor))
                 ON CONFLICT (store, dedupe_key) DO NOTHING RETURNING store, dedupe_key
                 """)
             {
@@ -696,16 +695,13 @@ struct SQLStorageTransaction: StorageTransaction {
         }
         new.sort(by: Self.inKeyOrder)
         for chunk in flavor.statementChunks(new, limit: Self.rowsPerStatement) {
-            let values = chunk.map { notification -> SQLQueryString in
-                """
-                (\(bind: notification.store.rawValue), \(bind: notification.dedupeKey),
-                 \(flavor.blob(StoredNotificationBody.encode(notification.body))), \(bind: notification.verified))
-                """
+            let rows = SQLRows(columnCount: 4, chunk) { notification in
+                [
+                    .text(notification.store.rawValue), .text(notification.dedupeKey),
+                    .blob(StoredNotificationBody.encode(notification.body)), .blob(notification.verified),
+                ]
             }
-            try await execute(
-                """
-                INSERT INTO inbox_payloads (store, dedupe_key, body, verified) VALUES \(values.joined(separator: ", "))
-                """)
+            try await execute("INSERT INTO inbox_payloads (store, dedupe_key, body, verified) \(rows.source(flavor))")
         }
         return outcomes
     }
@@ -750,7 +746,7 @@ struct SQLStorageTransaction: StorageTransaction {
 
     func leaseNotifications(_ notifications: [InboxNotification], until: Date) async throws -> [InboxNotification] {
         guard !notifications.isEmpty else { return [] }
-        // The keys go in as `VALUES`, a relation PostgreSQL joins on the whole key: through the
+        // The keys go in as a relation (``pairs(_:)``) PostgreSQL joins on the whole key: through the
         // primary key once it has statistics, by hashing before. As a list of row values
         // (`IN ((?, ?), …)`) an inbox not yet analyzed (a new deployment's first burst, the ingest
         // benchmark's) was searched by `store` alone, every key tested against each of a store's
@@ -758,7 +754,7 @@ struct SQLStorageTransaction: StorageTransaction {
         try await run(
             """
             UPDATE inbox SET next_attempt_at = \(bind: StoredTime.milliseconds(until))
-            WHERE (store, dedupe_key) IN (VALUES \(pairs(notifications.map { ($0.store.rawValue, $0.dedupeKey) })))
+            WHERE (store, dedupe_key) IN (\(pairs(notifications.map { ($0.store.rawValue, $0.dedupeKey) })))
             """)
         return notifications.map {
             var leased = $0
@@ -805,13 +801,13 @@ struct SQLStorageTransaction: StorageTransaction {
 
     func markNotificationsProcessed(_ notifications: [InboxNotification], at date: Date) async throws {
         guard !notifications.isEmpty else { return }
-        // `VALUES`, as in ``leaseNotifications(_:until:)``: a list of row values had a not yet
+        // A relation, as in ``leaseNotifications(_:until:)``: a list of row values had a not yet
         // analyzed inbox searched by store, each row tested against every key.
         try await run(
             """
             UPDATE inbox SET status = 'processed', attempts = attempts + 1, next_attempt_at = NULL,
                 last_error = NULL, processed_at = \(bind: StoredTime.milliseconds(date))
-            WHERE (store, dedupe_key) IN (VALUES \(pairs(notifications.map { ($0.store.rawValue, $0.dedupeKey) })))
+            WHERE (store, dedupe_key) IN (\(pairs(notifications.map { ($0.store.rawValue, $0.dedupeKey) })))
             """)
     }
 
