@@ -78,6 +78,59 @@ import Testing
         }
     }
 
+    /// A batch answers lists from memory in the order its queries give, text compared byte-wise;
+    /// so must the database, whatever collation a deployment's database gives its text columns (a
+    /// database created under `en_US.UTF-8` sorts `a_1` before `A`, bytes the other way round).
+    @Test(arguments: Backend.available)
+    func readAheadListsKeepTheDatabasesOrderUnderALinguisticCollation(backend: Backend) async throws {
+        try await TestDatabase.withFresh(backend) { storage, _ async throws in
+            if backend == .postgresql {
+                try await storage.transaction { transaction async throws in
+                    let database = try #require(transaction as? SQLStorageTransaction).database
+                    for (table, column) in [("purchases", "id"), ("transactions", "id")] {
+                        try await database.raw(
+                            "ALTER TABLE \(ident: table) ALTER COLUMN \(ident: column) TYPE TEXT COLLATE \"en-x-icu\""
+                        ).run()
+                    }
+                }
+            }
+            let owner = makeCustomer("owner")
+            let keys = ["b", "B-2", "a_1", "A"].map(PurchaseKey.googlePlay)
+            let added = PurchaseKey.googlePlay("a-0")
+            @Sendable func record(_ id: String, at time: Int64) -> TransactionRecord {
+                TransactionRecord(
+                    purchaseKey: keys[0],
+                    fact: TransactionFact(id: id, productID: "pro.monthly", purchasedAt: at(time), observedAt: at(time))
+                )
+            }
+            try await storage.transaction { transaction async throws in
+                try await transaction.insertCustomer(owner)
+                for key in keys { try await transaction.savePurchase(fullPurchase(key, customer: owner.id)) }
+                for id in ["t-b", "t-B", "t-a_1"] { try await transaction.saveTransaction(record(id, at: 1)) }
+            }
+            let inBatch = try await storage.transaction { transaction async throws in
+                try await transaction.beginBatch(
+                    BatchReads(purchases: [keys[0], added], transactions: [.init(store: .googlePlay, id: "t-A")]))
+                try await transaction.savePurchase(fullPurchase(added, customer: owner.id))
+                try await transaction.saveTransaction(record("t-A", at: 1))
+                return (
+                    try await transaction.entitlementPurchases(of: owner.id).map(\.key.id),
+                    try await transaction.transactions(of: keys[0]).map(\.fact.id)
+                )
+            }
+            let stored = try await storage.transaction { transaction async throws in
+                (
+                    try await transaction.entitlementPurchases(of: owner.id).map(\.key.id),
+                    try await transaction.transactions(of: keys[0]).map(\.fact.id)
+                )
+            }
+            #expect(inBatch.0 == ["A", "B-2", "a-0", "a_1", "b"])
+            #expect(inBatch.1 == ["t-A", "t-B", "t-a_1", "t-b"])
+            #expect(stored.0 == inBatch.0)
+            #expect(stored.1 == inBatch.1)
+        }
+    }
+
     @Test(arguments: Backend.available)
     func aWriteOutsideTheBatchDropsWhatWasReadAhead(backend: Backend) async throws {
         try await TestDatabase.withFresh(backend) { storage, _ async throws in

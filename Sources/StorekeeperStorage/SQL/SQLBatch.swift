@@ -189,7 +189,7 @@ extension SQLBatch.Cache {
             purchases.removeAll { $0.key == stored.key }
             if belongs {
                 purchases.append(stored)
-                // The query's `ORDER BY store, id`, compared as the databases compare text (bytes).
+                // The query's `ORDER BY store, id`, text compared byte-wise (`SQLFlavor.byteOrder`).
                 purchases.sort { $0.key.precedesAsStored($1.key) }
             }
             entitlementPurchases[customer] = purchases
@@ -221,7 +221,7 @@ extension SQLBatch.Cache {
             records.removeAll { $0.purchaseKey.store == stored.purchaseKey.store && $0.fact.id == stored.fact.id }
             if belongs {
                 records.append(stored)
-                // The query's `ORDER BY purchased_at, id`.
+                // The query's `ORDER BY purchased_at, id`, text compared byte-wise (`SQLFlavor.byteOrder`).
                 records.sort {
                     let (left, right) = (
                         StoredTime.milliseconds($0.fact.purchasedAt), StoredTime.milliseconds($1.fact.purchasedAt)
@@ -235,8 +235,9 @@ extension SQLBatch.Cache {
 }
 
 extension PurchaseKey {
-    /// Whether this key comes first in a query's `ORDER BY store, id`: text compared as the
-    /// databases compare it here (byte-wise), not as Swift compares strings.
+    /// Whether this key comes first in a query's `ORDER BY store, id`: text compared byte-wise, as
+    /// the queries order it on both backends (``SQLFlavor/byteOrder(_:)``), not as Swift compares
+    /// strings.
     func precedesAsStored(_ other: PurchaseKey) -> Bool {
         if store != other.store { return store.rawValue.utf8.lexicographicallyPrecedes(other.store.rawValue.utf8) }
         return id.utf8.lexicographicallyPrecedes(other.id.utf8)

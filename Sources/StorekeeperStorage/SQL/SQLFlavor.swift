@@ -37,6 +37,17 @@ enum SQLFlavor: String, Sendable {
         }
     }
 
+    /// `ORDER BY` text columns compared byte-wise, as a batch orders the lists it answers from memory
+    /// (``SQLBatch``): SQLite's default collation (`BINARY`) does; a PostgreSQL database's default
+    /// may be linguistic (`en_US.UTF-8` puts `a_1` before `B-2`), so there each column is given the
+    /// `C` collation.
+    func byteOrder(_ columns: String...) -> String {
+        switch self {
+        case .sqlite: columns.joined(separator: ", ")
+        case .postgresql: columns.map { "\($0) COLLATE \"C\"" }.joined(separator: ", ")
+        }
+    }
+
     /// Makes SQLite read a table through `index`. Without statistics its planner prefers an
     /// equality on another index's first column and sorts what that gives; a claim must read its
     /// rows in the order its index holds, whatever is due. PostgreSQL plans from its statistics.

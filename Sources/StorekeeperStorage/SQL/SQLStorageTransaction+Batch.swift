@@ -46,7 +46,7 @@ extension SQLStorageTransaction {
             """
             SELECT \(unsafeRaw: Self.purchaseColumns) FROM purchases
             WHERE (store, id) IN (\(pairs(keys.map { ($0.store.rawValue, $0.id) })))
-            ORDER BY store, id\(unsafeRaw: flavor.lockForUpdate)
+            ORDER BY \(unsafeRaw: flavor.byteOrder("store", "id"))\(unsafeRaw: flavor.lockForUpdate)
             """)
         {
             let purchase = try purchase(from: row)
@@ -91,7 +91,7 @@ extension SQLStorageTransaction {
             """
             SELECT \(unsafeRaw: Self.transactionColumns) FROM transactions
             WHERE (store, purchase_id) IN (\(pairs(keys.map { ($0.store.rawValue, $0.id) })))
-            ORDER BY purchased_at, id
+            ORDER BY purchased_at, \(unsafeRaw: flavor.byteOrder("id"))
             """)
         {
             let record = try transactionRecord(from: row)
@@ -123,7 +123,8 @@ extension SQLStorageTransaction {
         for row in try await fetch(
             """
             SELECT \(unsafeRaw: Self.purchaseColumns) FROM purchases
-            WHERE customer_id IN (\(list(customers.map(\.rawValue)))) AND kind <> 'consumable' ORDER BY store, id
+            WHERE customer_id IN (\(list(customers.map(\.rawValue)))) AND kind <> 'consumable'
+            ORDER BY \(unsafeRaw: flavor.byteOrder("store", "id"))
             """)
         {
             let purchase = try purchase(from: row)

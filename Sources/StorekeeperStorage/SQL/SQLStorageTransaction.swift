@@ -245,7 +245,7 @@ struct SQLStorageTransaction: StorageTransaction {
         try await rows(
             """
             SELECT \(unsafeRaw: Self.purchaseColumns) FROM purchases
-            WHERE customer_id = \(bind: customer.rawValue) ORDER BY store, id
+            WHERE customer_id = \(bind: customer.rawValue) ORDER BY \(unsafeRaw: flavor.byteOrder("store", "id"))
             """
         ).map(purchase(from:))
     }
@@ -255,7 +255,8 @@ struct SQLStorageTransaction: StorageTransaction {
         return try await select(
             """
             SELECT \(unsafeRaw: Self.purchaseColumns) FROM purchases
-            WHERE customer_id = \(bind: customer.rawValue) AND kind <> 'consumable' ORDER BY store, id
+            WHERE customer_id = \(bind: customer.rawValue) AND kind <> 'consumable'
+            ORDER BY \(unsafeRaw: flavor.byteOrder("store", "id"))
             """
         ).map(purchase(from:))
     }
@@ -426,7 +427,8 @@ struct SQLStorageTransaction: StorageTransaction {
         return try await select(
             """
             SELECT \(unsafeRaw: Self.transactionColumns) FROM transactions
-            WHERE store = \(bind: key.store.rawValue) AND purchase_id = \(bind: key.id) ORDER BY purchased_at, id
+            WHERE store = \(bind: key.store.rawValue) AND purchase_id = \(bind: key.id)
+            ORDER BY purchased_at, \(unsafeRaw: flavor.byteOrder("id"))
             """
         ).map(transactionRecord(from:))
     }
