@@ -54,10 +54,20 @@ struct SQLRows: Sendable {
     func source(_ flavor: SQLFlavor, ordered: Bool = true) -> SQLQueryString {
         switch flavor {
         case .sqlite:
-            let values = rows.map { row -> SQLQueryString in
-                "(\(row.map { $0.sqliteBind(flavor) }.joined(separator: ", ")))"
+            // Appended into one string: a string per value, joined, allocated an array per value on
+            // the writer's thread (SQLite ingest slower than before arrays in 5 of 6 runs).
+            var values = SQLQueryString(
+                literalCapacity: rows.count * (columnCount + 1) + 1, interpolationCount: rows.count * columnCount)
+            values.appendLiteral("VALUES ")
+            for (index, row) in rows.enumerated() {
+                values.appendLiteral(index == 0 ? "(" : ", (")
+                for (column, value) in row.enumerated() {
+                    if column > 0 { values.appendLiteral(", ") }
+                    value.appendSQLiteBind(to: &values, flavor)
+                }
+                values.appendLiteral(")")
             }
-            return "VALUES \(values.joined(separator: ", "))"
+            return values
         case .postgresql:
             let names = (1...columnCount).map { "c\($0)" }
             let arrays = (0..<columnCount).map { column -> SQLQueryString in
@@ -80,13 +90,14 @@ struct SQLRows: Sendable {
 }
 
 extension SQLRows.Value {
-    fileprivate func sqliteBind(_ flavor: SQLFlavor) -> SQLQueryString {
+    fileprivate func appendSQLiteBind(to query: inout SQLQueryString, _ flavor: SQLFlavor) {
         switch self {
-        case .text(let value): "\(bind: value)"
-        case .integer(let value): "\(bind: value)"
-        case .double(let value): "\(bind: value)"
-        case .boolean(let value): "\(bind: value)"
-        case .blob(let value): value.map(flavor.blob) ?? "NULL"
+        case .text(let value): query.appendInterpolation(bind: value)
+        case .integer(let value): query.appendInterpolation(bind: value)
+        case .double(let value): query.appendInterpolation(bind: value)
+        case .boolean(let value): query.appendInterpolation(bind: value)
+        case .blob(let value?): query.appendInterpolation(flavor.blob(value))
+        case .blob(nil): query.appendLiteral("NULL")
         }
     }
 }
