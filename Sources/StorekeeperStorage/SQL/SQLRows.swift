@@ -37,8 +37,6 @@ struct SQLRows: Sendable {
         for element in elements { append(try row(element)) }
     }
 
-    var isEmpty: Bool { rows.isEmpty }
-
     /// Adds a row: `columnCount` values, each column's values all of one case (a programming error
     /// otherwise, caught by every insert's tests on PostgreSQL).
     mutating func append(_ row: [Value]) {
