@@ -99,16 +99,16 @@ extension SQLStorageTransaction {
             merged[key] = (sum.count + delta.count, sum.amount + delta.amountMicros)
         }
         guard !merged.isEmpty else { return }
-        let values = merged.map { key, sum -> SQLQueryString in
-            """
-            (\(bind: key.store), \(bind: key.app), \(bind: key.environment), \(bind: key.day), \(bind: key.kind),
-             \(bind: key.currency), \(bind: sum.count), \(bind: sum.amount))
-            """
+        let rows = SQLRows(columnCount: 8, Array(merged)) { key, sum in
+            [
+                .text(key.store), .text(key.app), .text(key.environment), .integer(key.day), .text(key.kind),
+                .text(key.currency), .integer(sum.count), .integer(sum.amount),
+            ]
         }
         try await run(
             """
             INSERT INTO overview_activity (store, app, environment, day, kind, currency, count, amount_micros)
-            VALUES \(values.joined(separator: ", "))
+            \(rows.source(flavor))
             ON CONFLICT (store, app, environment, day, kind, currency) DO UPDATE SET
                 count = overview_activity.count + excluded.count,
                 amount_micros = overview_activity.amount_micros + excluded.amount_micros
@@ -151,20 +151,17 @@ extension SQLStorageTransaction {
             counts[slice, default: [:]][.trial, default: 0] += trials
         }
         try await run("DELETE FROM overview_states WHERE day = \(bind: dayNumber)")
-        let values = counts.flatMap { slice, states in
-            states.filter { $0.value > 0 }.map { state, count -> SQLQueryString in
-                """
-                (\(bind: slice.store.rawValue), \(bind: slice.app?.rawValue ?? ""), \(bind: slice.environment.rawValue),
-                 \(bind: dayNumber), \(bind: state.rawValue), \(bind: count))
-                """
-            }
+        let counted = counts.flatMap { slice, states in
+            states.filter { $0.value > 0 }.map { state, count in (slice, state, count) }
         }
-        guard !values.isEmpty else { return }
-        try await run(
-            """
-            INSERT INTO overview_states (store, app, environment, day, state, count)
-            VALUES \(values.joined(separator: ", "))
-            """)
+        guard !counted.isEmpty else { return }
+        let rows = SQLRows(columnCount: 6, counted) { slice, state, count in
+            [
+                .text(slice.store.rawValue), .text(slice.app?.rawValue ?? ""), .text(slice.environment.rawValue),
+                .integer(dayNumber), .text(state.rawValue), .integer(count),
+            ]
+        }
+        try await run("INSERT INTO overview_states (store, app, environment, day, state, count) \(rows.source(flavor))")
     }
 
     func overviewActivity(in range: Range<Date>) async throws -> [OverviewActivity] {
