@@ -30,19 +30,21 @@ struct TestDatabase: Sendable {
     let backend: Backend
     /// The migrations a storage opened here knows.
     let migrations: [Migration]
-    private let opener: @Sendable ([Migration]) async throws -> any Storage
+    private let opener: @Sendable ([Migration], Logger) async throws -> any Storage
 
     init(
-        backend: Backend, migrations: [Migration], opener: @escaping @Sendable ([Migration]) async throws -> any Storage
+        backend: Backend, migrations: [Migration],
+        opener: @escaping @Sendable ([Migration], Logger) async throws -> any Storage
     ) {
         self.backend = backend
         self.migrations = migrations
         self.opener = opener
     }
 
-    /// Another storage on the same database (for concurrency and multi-instance tests).
-    func open(migrations: [Migration]? = nil) async throws -> any Storage {
-        try await opener(migrations ?? self.migrations)
+    /// Another storage on the same database (for concurrency and multi-instance tests), logging
+    /// to `logger` (its statements at trace level).
+    func open(migrations: [Migration]? = nil, logger: Logger = TestDatabase.logger) async throws -> any Storage {
+        try await opener(migrations ?? self.migrations, logger)
     }
 
     static let logger = Logger(label: "storekeeper.storage.tests")
@@ -61,7 +63,7 @@ struct TestDatabase: Sendable {
             try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
             defer { try? FileManager.default.removeItem(at: directory) }
             let path = directory.appendingPathComponent("test.sqlite").path
-            let database = TestDatabase(backend: backend, migrations: migrations) { migrations in
+            let database = TestDatabase(backend: backend, migrations: migrations) { migrations, logger in
                 try await SQLiteStorage(path: path, logger: logger, migrations: migrations)
             }
             try await run(database, migrated: migrated, body)
@@ -77,7 +79,7 @@ struct TestDatabase: Sendable {
             try await PostgresAdmin(location: location).execute("CREATE DATABASE \(name)")
             var testLocation = location
             testLocation.database = name
-            let database = TestDatabase(backend: backend, migrations: migrations) { [testLocation] migrations in
+            let database = TestDatabase(backend: backend, migrations: migrations) { [testLocation] migrations, logger in
                 PostgresStorage(location: testLocation, logger: logger, migrations: migrations)
             }
             do {

@@ -42,10 +42,10 @@ public struct NotificationInbox: Sendable {
         self.clock = clock
         self.logger = logger
         self.onProcessed = onProcessed
-        // The group's items are taken inside the transaction: those that arrived while it waited
-        // for the writer (or a connection) go in too.
+        // The group's items are taken once the storage can write: those that arrived while it
+        // waited for the writer (or a connection) go in too.
         self.inserts = GroupCommitter(maxBatch: 256, overlapping: 2) { [storage] group in
-            try await storage.transaction { try await $0.insertNotifications(group.items()) }
+            try await storage.insertNotifications(taking: group.items)
         }
     }
 

@@ -3,6 +3,7 @@ public import Logging
 import PostgresKit
 import PostgresNIO
 import SQLKit
+public import Storekeeper
 import Synchronization
 
 /// The backend for several instances sharing one database: PostgreSQL through PostgresNIO's
@@ -65,6 +66,10 @@ public final class PostgresStorage: Storage {
         try await core.read(body)
     }
 
+    public func insertNotifications(taking items: @Sendable () -> [InboxNotification]) async throws -> [Bool] {
+        try await core.insertNotifications(taking: items)
+    }
+
     /// Transactions rerun since this storage was created because PostgreSQL rolled them back in a
     /// conflict (a deadlock or serialization failure): each cost its work and a wait (a deadlock is
     /// found after `deadlock_timeout`, a second by default).
@@ -125,14 +130,38 @@ final class PostgresTransactionRunner: SQLTransactionRunner {
         holdingMigrationLock: Bool, durability: CommitDurability,
         _ body: @Sendable (any SQLDatabase) async throws -> Result
     ) async throws -> Result {
+        try await rerunningConflicts {
+            try await self.withLeasedConnection { connection in
+                try await self.runTransaction(
+                    on: connection, holdingMigrationLock: holdingMigrationLock, durability: durability, body)
+            }
+        }
+    }
+
+    /// The statement alone: PostgreSQL commits it as it ends, flushed (`synchronous_commit` as the
+    /// server has it, `on` by default, as for a transaction's COMMIT).
+    func inOneStatement<Result: Sendable>(_ body: @Sendable (any SQLDatabase) async throws -> Result) async throws
+        -> Result
+    {
+        try await rerunningConflicts {
+            try await self.withLeasedConnection { connection in
+                do {
+                    return try await body(ConnectionLossAwareDatabase(connection: connection, queryLogLevel: .trace))
+                } catch {
+                    throw self.errors.translateIfDriverError(error)
+                }
+            }
+        }
+    }
+
+    /// Runs `work` again (after a short backoff) when PostgreSQL rolled it back in a conflict, up
+    /// to ``maximumAttempts`` times.
+    private func rerunningConflicts<Result: Sendable>(_ work: () async throws -> Result) async throws -> Result {
         var attempt = 1
         while true {
             guard !state.withLock(\.closed) else { throw StorageError(.unavailable, "the storage is closed") }
             do {
-                return try await withLeasedConnection { connection in
-                    try await self.runTransaction(
-                        on: connection, holdingMigrationLock: holdingMigrationLock, durability: durability, body)
-                }
+                return try await work()
             } catch let error as StorageError where error.isRetryable && attempt < Self.maximumAttempts {
                 // Another transaction won a conflict; back off a little, with jitter, and rerun.
                 state.withLock { $0.reruns += 1 }

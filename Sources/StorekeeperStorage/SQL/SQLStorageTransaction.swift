@@ -657,6 +657,14 @@ struct SQLStorageTransaction: StorageTransaction {
     func insertNotifications(_ notifications: [InboxNotification]) async throws -> [Bool] {
         guard !notifications.isEmpty else { return [] }
         try await beforeStatement(writes: true)
+        // Each key's payload is its first notification's (the one that counts as new).
+        var firsts: [NotificationKey: InboxNotification] = [:]
+        if flavor == .postgresql {
+            for notification in notifications {
+                let key = NotificationKey(store: notification.store, dedupeKey: notification.dedupeKey)
+                if firsts[key] == nil { firsts[key] = notification }
+            }
+        }
         // Inserted in key order: a key another transaction has just inserted is waited for, so two
         // groups holding the same keys in different orders deadlocked on PostgreSQL (seen under a
         // loaded clean-clone CI run of `concurrentGroupsSharingKeysStoreEachOnce`).
@@ -672,13 +680,37 @@ struct SQLStorageTransaction: StorageTransaction {
                 ]
             }
             // A key twice in one statement is inserted once: the second is a conflict with the first.
-            for row in try await fetch(
-                """
+            let insert: SQLQueryString = """
                 INSERT INTO inbox (\(unsafeRaw: Self.inboxStateColumns))
                 \(rows.source(flavor))
                 ON CONFLICT (store, dedupe_key) DO NOTHING RETURNING store, dedupe_key
-                """)
-            {
+                """
+            let statement: SQLQueryString
+            switch flavor {
+            case .sqlite:
+                statement = insert
+            case .postgresql:
+                // With their payloads, in one statement: a webhook group that fits one is then
+                // stored without BEGIN and COMMIT (``Storage/insertNotifications(taking:)``). Only
+                // keys this statement inserted get a payload; no other transaction can hold those.
+                var keys = Set<NotificationKey>()
+                let payloads = payloadRows(
+                    chunk.compactMap { notification in
+                        let key = NotificationKey(store: notification.store, dedupeKey: notification.dedupeKey)
+                        return keys.insert(key).inserted ? firsts[key] : nil
+                    })
+                statement = """
+                    WITH inserted AS (\(insert)),
+                    payloads AS (
+                        INSERT INTO inbox_payloads (store, dedupe_key, body, verified)
+                        SELECT given.c1, given.c2, given.c3, given.c4
+                        FROM (\(payloads.source(flavor, ordered: false))) AS given
+                        JOIN inserted ON inserted.store = given.c1 AND inserted.dedupe_key = given.c2
+                    )
+                    SELECT store, dedupe_key FROM inserted
+                    """
+            }
+            for row in try await fetch(statement) {
                 let reader = RowReader(row: row, table: "inbox")
                 inserted.insert(
                     NotificationKey(
@@ -695,17 +727,23 @@ struct SQLStorageTransaction: StorageTransaction {
             outcomes.append(isNew)
             if isNew { new.append(notification) }
         }
+        guard flavor == .sqlite else { return outcomes }
         new.sort(by: Self.inKeyOrder)
         for chunk in flavor.statementChunks(new, limit: Self.rowsPerStatement) {
-            let rows = SQLRows(columnCount: 4, chunk) { notification in
-                [
-                    .text(notification.store.rawValue), .text(notification.dedupeKey),
-                    .blob(StoredNotificationBody.encode(notification.body)), .blob(notification.verified),
-                ]
-            }
-            try await execute("INSERT INTO inbox_payloads (store, dedupe_key, body, verified) \(rows.source(flavor))")
+            try await execute(
+                "INSERT INTO inbox_payloads (store, dedupe_key, body, verified) \(payloadRows(chunk).source(flavor))")
         }
         return outcomes
+    }
+
+    /// The rows of `inbox_payloads` for `notifications`.
+    private func payloadRows(_ notifications: [InboxNotification]) -> SQLRows {
+        SQLRows(columnCount: 4, notifications) { notification in
+            [
+                .text(notification.store.rawValue), .text(notification.dedupeKey),
+                .blob(StoredNotificationBody.encode(notification.body)), .blob(notification.verified),
+            ]
+        }
     }
 
     /// The order group inserts write inbox rows in (see ``insertNotifications(_:)``).

@@ -2,6 +2,7 @@ import Foundation
 public import Logging
 import NIOPosix
 import SQLKit
+public import Storekeeper
 import Synchronization
 
 /// The embedded backend: one SQLite database file, in WAL mode, with foreign keys enforced.
@@ -71,6 +72,10 @@ public final class SQLiteStorage: Storage {
         _ body: @Sendable (any StorageTransaction) async throws -> Result
     ) async throws -> Result {
         try await core.read(body)
+    }
+
+    public func insertNotifications(taking items: @Sendable () -> [InboxNotification]) async throws -> [Bool] {
+        try await core.insertNotifications(taking: items)
     }
 
     /// Checkpoints the WAL beside the writer; nil for `:memory:`.
@@ -314,6 +319,12 @@ final class SQLiteTransactionRunner: SQLTransactionRunner {
             // SQLite may have rolled back already (after an I/O error, say): nothing is left to undo.
             logger.debug("SQLite ROLLBACK failed", metadata: ["error": "\(error)"])
         }
+    }
+
+    func inOneStatement<Result: Sendable>(_ body: @Sendable (any SQLDatabase) async throws -> Result) async throws
+        -> Result
+    {
+        try await inTransaction(holdingMigrationLock: false, durability: .flushed, body)
     }
 
     func reading<Result: Sendable>(_ body: @Sendable (any SQLDatabase) async throws -> Result) async throws
