@@ -48,6 +48,35 @@ public enum Base64URL {
         }
     }
 
+    /// Decodes base64 (RFC 4648 §4, a JWS header's `x5c` certificates) only if it is the one
+    /// encoding of its bytes: padded to a multiple of four characters, zero trailing bits. For
+    /// storage, which keeps certificates decoded and must give the same text back; table-driven
+    /// like the rest (a byte-wise translation to base64url first was most of that encoding's cost).
+    public static func decodeCanonicalPadded(_ text: UnsafeBufferPointer<UInt8>) -> [UInt8]? {
+        guard text.count % 4 == 0 else { return nil }
+        var count = text.count
+        // At most two: a third `=` stays in the text, outside the alphabet, and fails it.
+        while count > 0, text.count - count < 2, text[count - 1] == UInt8(ascii: "=") { count -= 1 }
+        let unpadded = UnsafeBufferPointer(rebasing: text[..<count])
+        guard let last = unpadded.last else { return [] }
+        return standardDecodingTable.withUnsafeBufferPointer { table in
+            let remainder = count % 4
+            let unusedBits: UInt8 = remainder == 2 ? 0x0F : remainder == 3 ? 0x03 : 0
+            guard table[Int(last)] & unusedBits == 0 else { return nil }
+            return decodeUnpadded(unpadded, table: table)
+        }
+    }
+
+    /// ``decodingTable`` for the standard alphabet: `+` and `/` in place of `-` and `_`.
+    private static let standardDecodingTable: [UInt8] = {
+        var table = decodingTable
+        table[Int(UInt8(ascii: "-"))] = 0xFF
+        table[Int(UInt8(ascii: "_"))] = 0xFF
+        table[Int(UInt8(ascii: "+"))] = 62
+        table[Int(UInt8(ascii: "/"))] = 63
+        return table
+    }()
+
     /// Decodes `text`, without padding and not one character past a group of four, four characters
     /// at a time; the last character's unused bits are ignored. Nil if a byte is outside the
     /// alphabet (0xFF in the table: top bits that no character's value has).

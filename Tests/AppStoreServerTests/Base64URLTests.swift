@@ -51,4 +51,37 @@ import Testing
         }
         #expect(Array("QQ".utf8).withUnsafeBufferPointer(Base64URL.decodeCanonical) == [0x41])
     }
+
+    /// An `x5c` certificate's padded base64, decoded only where the text is the one Foundation
+    /// writes for its bytes.
+    @Test func decodesPaddedBase64CanonicallyOnlyTheTextItsBytesEncodeTo() {
+        var random = SplitMix64(state: 10)
+        for length in 0..<120 {
+            let bytes = Data((0..<length).map { _ in UInt8.random(in: 0...255, using: &random) })
+            let text = Array(bytes.base64EncodedString().utf8)
+            #expect(text.withUnsafeBufferPointer(Base64URL.decodeCanonicalPadded) == Array(bytes), "length \(length)")
+            // Without its padding, with a trailing bit set, or in the URL alphabet: refused.
+            let unpadded = Array(text.prefix { $0 != UInt8(ascii: "=") })
+            if unpadded.count != text.count {
+                #expect(unpadded.withUnsafeBufferPointer(Base64URL.decodeCanonicalPadded) == nil, "length \(length)")
+                let alphabet = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/".utf8)
+                var lenient = text
+                let last = unpadded.count - 1
+                lenient[last] = alphabet[(alphabet.firstIndex(of: lenient[last]) ?? 0) | 1]
+                #expect(Data(base64Encoded: Data(lenient)) != nil)
+                #expect(lenient.withUnsafeBufferPointer(Base64URL.decodeCanonicalPadded) == nil, "length \(length)")
+            }
+            let url = text.map {
+                $0 == UInt8(ascii: "+") ? UInt8(ascii: "-") : $0 == UInt8(ascii: "/") ? UInt8(ascii: "_") : $0
+            }
+            if url != text {
+                #expect(url.withUnsafeBufferPointer(Base64URL.decodeCanonicalPadded) == nil, "length \(length)")
+            }
+        }
+        for text in ["Q===", "====", "QQ=", "QQ=A", "AB-C", "AB_C", "A.BC", "AAAA\u{0}AAA", "QR=="] {
+            #expect(Array(text.utf8).withUnsafeBufferPointer(Base64URL.decodeCanonicalPadded) == nil, "\(text)")
+        }
+        #expect(Array("QQ==".utf8).withUnsafeBufferPointer(Base64URL.decodeCanonicalPadded) == [0x41])
+        #expect(Array("+/8=".utf8).withUnsafeBufferPointer(Base64URL.decodeCanonicalPadded) == [0xFB, 0xFF])
+    }
 }

@@ -205,62 +205,47 @@ enum StoredNotificationBody {
         static func certificates(_ text: [UInt8]) -> (certificates: [[UInt8]], slashesEscaped: Bool)? {
             guard text.count >= 2, text.first == UInt8(ascii: "["), text.last == UInt8(ascii: "]") else { return nil }
             let slashesEscaped = text.contains(backslash)
-            let list = text[1..<(text.count - 1)]
-            guard !list.isEmpty else { return ([], slashesEscaped) }
-            var certificates: [[UInt8]] = []
-            for element in list.split(separator: UInt8(ascii: ","), omittingEmptySubsequences: false) {
-                guard element.count >= 2, element.first == quote, element.last == quote,
-                    let certificate = certificate(element.dropFirst().dropLast(), slashesEscaped: slashesEscaped)
-                else { return nil }
-                certificates.append(certificate)
+            guard text.count > 2 else { return ([], slashesEscaped) }
+            return text.withUnsafeBufferPointer { text in
+                // The elements between the brackets, split at each comma, none empty.
+                let end = text.count - 1
+                var start = 1
+                var certificates: [[UInt8]] = []
+                while true {
+                    let elementEnd = firstIndex(of: UInt8(ascii: ","), in: text, from: start) ?? end
+                    guard elementEnd - start >= 2, text[start] == quote, text[elementEnd - 1] == quote,
+                        let certificate = certificate(
+                            UnsafeBufferPointer(rebasing: text[(start + 1)..<(elementEnd - 1)]),
+                            slashesEscaped: slashesEscaped)
+                    else { return nil }
+                    certificates.append(certificate)
+                    guard elementEnd < end else { return (certificates, slashesEscaped) }
+                    start = elementEnd + 1
+                }
             }
-            return (certificates, slashesEscaped)
         }
 
-        /// A certificate from its canonical base64 (padded, zero trailing bits), through base64url:
+        /// A certificate from its canonical base64 (padded, zero trailing bits), decoded by table:
         /// Foundation's `Data(base64Encoded:)` and the re-encoding that checks it were 4 % of the
-        /// SQLite ingest profile, most of the writer's encoding of a body.
-        static func certificate(_ written: ArraySlice<UInt8>, slashesEscaped: Bool) -> [UInt8]? {
-            written.withUnsafeBufferPointer { written -> [UInt8]? in
-                var failed = false
-                var padding = 0
-                let url = [UInt8](unsafeUninitializedCapacity: written.count) { url, count in
-                    var index = 0
-                    while index < written.count {
-                        var byte = written[index]
-                        if byte == backslash {
-                            guard slashesEscaped, index + 1 < written.count, written[index + 1] == slash else {
-                                failed = true
-                                break
-                            }
-                            index += 1
-                            byte = slash
-                        } else if byte == slash && slashesEscaped {
-                            failed = true
-                            break
-                        }
-                        guard padding == 0 || byte == equals else {
-                            failed = true
-                            break
-                        }
-                        switch byte {
-                        case UInt8(ascii: "+"): byte = UInt8(ascii: "-")
-                        case slash: byte = UInt8(ascii: "_")
-                        case equals: padding += 1
-                        case UInt8(ascii: "-"), UInt8(ascii: "_"): failed = true
-                        default: break
-                        }
-                        if failed { break }
-                        if byte != equals {
-                            url[count] = byte
-                            count += 1
-                        }
-                        index += 1
-                    }
+        /// SQLite ingest profile, most of the writer's encoding of a body; a byte-by-byte translation
+        /// to base64url first, and the chain's split, were then half of what remained.
+        static func certificate(_ written: UnsafeBufferPointer<UInt8>, slashesEscaped: Bool) -> [UInt8]? {
+            guard slashesEscaped else { return Base64URL.decodeCanonicalPadded(written) }
+            // Every slash written `\/`, none bare: without the backslashes, the text is the base64.
+            var unescaped: [UInt8] = []
+            unescaped.reserveCapacity(written.count)
+            var index = 0
+            while index < written.count {
+                if written[index] == backslash {
+                    guard index + 1 < written.count, written[index + 1] == slash else { return nil }
+                    index += 1
+                } else if written[index] == slash {
+                    return nil
                 }
-                guard !failed, padding == (4 - url.count % 4) % 4 else { return nil }
-                return url.withUnsafeBufferPointer(Base64URL.decodeCanonical)
+                unescaped.append(written[index])
+                index += 1
             }
+            return unescaped.withUnsafeBufferPointer(Base64URL.decodeCanonicalPadded)
         }
 
         mutating func literal(_ bytes: UnsafeBufferPointer<UInt8>) {
