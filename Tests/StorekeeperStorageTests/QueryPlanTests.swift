@@ -174,6 +174,12 @@ import Testing
             expect(requests, uses: "refund_requests_due_in_order", sorted: false, backend)
             if backend == .postgresql {
                 for plan in [notifications, requests] { #expect(!plan.contains("Sort"), "\(plan)") }
+                // Rows are locked before their payloads are joined: a row another claim holds is
+                // skipped without its payload being read.
+                let join = notifications.range(of: "Nested Loop") ?? notifications.range(of: " Join")
+                let lock = notifications.range(of: "LockRows")
+                #expect(join != nil && lock != nil, "\(notifications)")
+                if let join, let lock { #expect(join.lowerBound < lock.lowerBound, "\(notifications)") }
             }
         }
     }

@@ -16,12 +16,11 @@ enum SQLFlavor: String, Sendable {
     }
 
     /// Like ``lockForUpdate``, but rows another transaction holds are skipped instead of waited for,
-    /// so several workers claim disjoint batches; with `table`, only that table's rows of a join are
-    /// locked.
-    func lockSkippingLocked(of table: String? = nil) -> String {
+    /// so several workers claim disjoint batches.
+    var lockSkippingLocked: String {
         switch self {
         case .sqlite: ""
-        case .postgresql: " FOR UPDATE\(table.map { " OF \($0)" } ?? "") SKIP LOCKED"
+        case .postgresql: " FOR UPDATE SKIP LOCKED"
         }
     }
 

@@ -768,15 +768,21 @@ struct SQLStorageTransaction: StorageTransaction {
     func lockDueNotifications(now: Date, limit: Int) async throws -> [InboxNotification] {
         guard limit > 0 else { return [] }
         // Straight from the partial index of due rows, in its order: a claim reads only what it
-        // takes, whatever the backlog. The payloads are joined by key; only inbox rows are locked.
+        // takes, whatever the backlog. Only inbox rows are locked, and the payloads joined by key
+        // to those alone: locked above the join, a row another claim holds was joined to its
+        // payload before it was skipped, and with two instances' workers holding theirs while
+        // they waited for one customer's lock, a claim took 10 ms (PostgreSQL ingest benchmark).
         // A body is read only where no record was kept: processing reads the record.
         let due = try await rows(
             """
             SELECT \(unsafeRaw: Self.claimedInboxColumns)
-            FROM inbox\(unsafeRaw: flavor.indexedBy("inbox_due_in_order")) JOIN inbox_payloads USING (store, dedupe_key)
-            WHERE status IN ('pending', 'failed') AND next_attempt_at <= \(bind: StoredTime.milliseconds(now))
-            ORDER BY next_attempt_at, store, dedupe_key
-            LIMIT \(bind: limit)\(unsafeRaw: flavor.lockSkippingLocked(of: "inbox"))
+            FROM (
+                SELECT \(unsafeRaw: Self.inboxStateColumns)
+                FROM inbox\(unsafeRaw: flavor.indexedBy("inbox_due_in_order"))
+                WHERE status IN ('pending', 'failed') AND next_attempt_at <= \(bind: StoredTime.milliseconds(now))
+                ORDER BY next_attempt_at, store, dedupe_key
+                LIMIT \(bind: limit)\(unsafeRaw: flavor.lockSkippingLocked)
+            ) AS due JOIN inbox_payloads USING (store, dedupe_key)
             """
         ).map { try notification(from: $0, claimed: true) }
         return due.sorted {
@@ -820,7 +826,7 @@ struct SQLStorageTransaction: StorageTransaction {
                 FROM \(unsafeRaw: table)\(unsafeRaw: flavor.indexedBy(index))
                 WHERE \(unsafeRaw: due) AND next_attempt_at <= \(bind: now)
                 ORDER BY \(unsafeRaw: orderBy)
-                LIMIT \(bind: limit)\(unsafeRaw: flavor.lockSkippingLocked())
+                LIMIT \(bind: limit)\(unsafeRaw: flavor.lockSkippingLocked)
             )
             UPDATE \(unsafeRaw: table) SET next_attempt_at = \(bind: leasedUntil)
             WHERE (store, \(unsafeRaw: key)) IN (SELECT due_store, due_key FROM due)
