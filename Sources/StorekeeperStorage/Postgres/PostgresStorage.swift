@@ -66,8 +66,18 @@ public final class PostgresStorage: Storage {
         try await core.read(body)
     }
 
+    /// Up to a statement's worth in that one statement (``SQLStorageTransaction/insertNotifications(_:)``
+    /// writes inbox rows and payloads together here), sent without BEGIN and COMMIT.
     public func insertNotifications(taking items: @Sendable () -> [InboxNotification]) async throws -> [Bool] {
-        try await core.insertNotifications(taking: items)
+        let runner = core.runner
+        let outcomes = try await runner.inOneStatement { database -> [Bool]? in
+            let notifications = items()
+            guard notifications.count <= SQLStorageTransaction.rowsPerStatement else { return nil }
+            return try await SQLStorageTransaction(database: database, flavor: runner.flavor, errors: runner.errors)
+                .insertNotifications(notifications)
+        }
+        if let outcomes { return outcomes }
+        return try await transaction { try await $0.insertNotifications(items()) }
     }
 
     /// Transactions rerun since this storage was created because PostgreSQL rolled them back in a
@@ -138,8 +148,9 @@ final class PostgresTransactionRunner: SQLTransactionRunner {
         }
     }
 
-    /// The statement alone: PostgreSQL commits it as it ends, flushed (`synchronous_commit` as the
-    /// server has it, `on` by default, as for a transaction's COMMIT).
+    /// Runs `body`, which sends at most one statement, without BEGIN and COMMIT: PostgreSQL commits
+    /// the statement as it ends, flushed as a transaction's COMMIT is (`synchronous_commit` as the
+    /// server has it, `on` by default).
     func inOneStatement<Result: Sendable>(_ body: @Sendable (any SQLDatabase) async throws -> Result) async throws
         -> Result
     {

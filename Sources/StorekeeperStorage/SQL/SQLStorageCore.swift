@@ -1,6 +1,5 @@
 import Foundation
 import SQLKit
-import Storekeeper
 
 /// What a backend provides to the shared SQL implementation: a way to run work in one database
 /// transaction. Everything else (the operations, migrations, error translation) is shared.
@@ -18,12 +17,6 @@ protocol SQLTransactionRunner: Sendable {
     /// Runs `body`, which only reads, on committed data, without waiting behind writers where the
     /// backend allows it.
     func reading<Result: Sendable>(_ body: @Sendable (any SQLDatabase) async throws -> Result) async throws
-        -> Result
-
-    /// Runs `body`, which sends at most one statement, committed as that statement ends, and on
-    /// disk when this returns: on PostgreSQL without BEGIN and COMMIT (the statement is atomic on
-    /// its own).
-    func inOneStatement<Result: Sendable>(_ body: @Sendable (any SQLDatabase) async throws -> Result) async throws
         -> Result
 }
 
@@ -69,23 +62,6 @@ struct SQLStorageCore<Runner: SQLTransactionRunner>: Sendable {
             try await transaction.finishBatch()
             return result
         }
-    }
-
-    func insertNotifications(taking items: @Sendable () -> [InboxNotification]) async throws -> [Bool] {
-        let flavor = runner.flavor
-        let errors = runner.errors
-        // PostgreSQL writes up to a statement's worth of notifications in one statement
-        // (``SQLStorageTransaction/insertNotifications(_:)``).
-        if flavor == .postgresql {
-            let outcomes = try await runner.inOneStatement { database -> [Bool]? in
-                let notifications = items()
-                guard notifications.count <= SQLStorageTransaction.rowsPerStatement else { return nil }
-                return try await SQLStorageTransaction(database: database, flavor: flavor, errors: errors)
-                    .insertNotifications(notifications)
-            }
-            if let outcomes { return outcomes }
-        }
-        return try await transaction(durability: .flushed) { try await $0.insertNotifications(items()) }
     }
 
     func read<Result: Sendable>(

@@ -75,7 +75,7 @@ public final class SQLiteStorage: Storage {
     }
 
     public func insertNotifications(taking items: @Sendable () -> [InboxNotification]) async throws -> [Bool] {
-        try await core.insertNotifications(taking: items)
+        try await transaction { try await $0.insertNotifications(items()) }
     }
 
     /// Checkpoints the WAL beside the writer; nil for `:memory:`.
@@ -319,12 +319,6 @@ final class SQLiteTransactionRunner: SQLTransactionRunner {
             // SQLite may have rolled back already (after an I/O error, say): nothing is left to undo.
             logger.debug("SQLite ROLLBACK failed", metadata: ["error": "\(error)"])
         }
-    }
-
-    func inOneStatement<Result: Sendable>(_ body: @Sendable (any SQLDatabase) async throws -> Result) async throws
-        -> Result
-    {
-        try await inTransaction(holdingMigrationLock: false, durability: .flushed, body)
     }
 
     func reading<Result: Sendable>(_ body: @Sendable (any SQLDatabase) async throws -> Result) async throws
