@@ -85,7 +85,10 @@ import Testing
     ) async throws {
         let receiver = WebhookReceiver()
         try await receiver.run(port: 0) { port in
-            try await Self.run(on: backend, url: Self.hookURL(port)) { h in
+            // Nothing here waits on a slow receiver: the production timeout, not the harness's 2 s
+            // (under a loaded clean-clone CI run one delivery failed on SQLite and held back the 17
+            // after it; the attempt's error is shown below should it happen again).
+            try await Self.run(on: backend, url: Self.hookURL(port), timeout: 10) { h in
                 let store = h.simulator.appStore
                 let token = try await h.createCustomer("alice")
                 let bought = try store.purchase(customer: "alice", product: "pro.monthly", appAccountToken: token)
@@ -115,7 +118,12 @@ import Testing
                 try await h.advance(days: 32)  // expired
 
                 let round = try await h.application.webhooks.run()
-                #expect(round.failed == 0 && round.deadLettered == 0)
+                if round.failed > 0 || round.deadLettered > 0 {
+                    let attempts = try await h.storage.transaction {
+                        try await $0.deliveryAttempts(endpoint: "backend", eventID: nil, limit: 100)
+                    }
+                    Issue.record("a delivery failed: \(attempts.filter { $0.error != nil || $0.statusCode != 200 })")
+                }
 
                 let feed = try await Self.feed(h)
                 let types = feed.map { $0.1["type"] as? String ?? "" }
