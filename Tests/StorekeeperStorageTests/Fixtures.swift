@@ -42,6 +42,32 @@ func makeNotification(
     InboxNotification(store: store, dedupeKey: key, body: body, receivedAt: receivedAt)
 }
 
+/// A notification stored first, then a group holding its key again, one key twice and one key
+/// under another store: what the inbox's group inserts tell apart, whichever way they run.
+struct DedupingGroup: Sendable {
+    let stored = makeNotification("n-0", body: Data("stored".utf8))
+    let group = [
+        makeNotification("n-1", body: Data("first".utf8)),
+        makeNotification("n-0", body: Data("again".utf8)),
+        makeNotification("n-1", body: Data("second".utf8)),
+        makeNotification("n-1", store: .googlePlay, body: Data()),
+        makeNotification("n-2"),
+    ]
+    /// Whether each of ``group`` is new.
+    let outcomes = [true, false, false, true, true]
+
+    /// Expects the first copy of each key kept, and nothing else stored.
+    func expectKept(in storage: any Storage) async throws {
+        try await storage.transaction { [stored, group] transaction async throws in
+            #expect(try await transaction.notification(store: .appStore, dedupeKey: "n-0") == stored)
+            #expect(try await transaction.notification(store: .appStore, dedupeKey: "n-1") == group[0])
+            #expect(try await transaction.notification(store: .googlePlay, dedupeKey: "n-1") == group[3])
+            #expect(try await transaction.notification(store: .appStore, dedupeKey: "n-2") == group[4])
+            #expect(try await transaction.notificationCounts()[.pending] == 4)
+        }
+    }
+}
+
 /// Expects `body` to throw a ``StorageError`` with `reason`; returns it.
 @discardableResult
 func expectStorageError(

@@ -14,30 +14,19 @@ import Testing
     @Test(arguments: Backend.available)
     func aGroupIsStoredAsATransactionStoresIt(backend: Backend) async throws {
         try await TestDatabase.withFresh(backend) { storage, _ async throws in
-            let stored = makeNotification("n-0", body: Data("stored".utf8))
-            _ = try await storage.insertNotifications(taking: { [stored] })
-            let group = [
-                makeNotification("n-1", body: Data("first".utf8)),
-                makeNotification("n-0", body: Data("again".utf8)),
-                makeNotification("n-1", body: Data("second".utf8)),
-                makeNotification("n-1", store: .googlePlay, body: Data()),
-                makeNotification("n-2"),
-            ]
+            let fixture = DedupingGroup()
+            let (stored, group) = (fixture.stored, fixture.group)
+            let storedFirst = try await storage.insertNotifications(taking: { [stored] })
+            #expect(storedFirst == [true])
             let asked = Mutex(0)
             let outcomes = try await storage.insertNotifications(taking: {
                 asked.withLock { $0 += 1 }
                 return group
             })
-            #expect(outcomes == [true, false, false, true, true])
+            #expect(outcomes == fixture.outcomes)
             #expect(asked.withLock { $0 } == 1)
             #expect(try await storage.insertNotifications(taking: { [] }) == [])
-            try await storage.transaction { [group] transaction async throws in
-                #expect(try await transaction.notification(store: .appStore, dedupeKey: "n-0") == stored)
-                #expect(try await transaction.notification(store: .appStore, dedupeKey: "n-1") == group[0])
-                #expect(try await transaction.notification(store: .googlePlay, dedupeKey: "n-1") == group[3])
-                #expect(try await transaction.notification(store: .appStore, dedupeKey: "n-2") == group[4])
-                #expect(try await transaction.notificationCounts()[.pending] == 4)
-            }
+            try await fixture.expectKept(in: storage)
         }
     }
 

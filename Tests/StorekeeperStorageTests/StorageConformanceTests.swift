@@ -482,26 +482,13 @@ import Testing
     @Test(arguments: Backend.available)
     func inboxInsertsManyAtOnceDedupingWithinAndAcross(backend: Backend) async throws {
         try await TestDatabase.withFresh(backend) { storage, _ async throws in
-            let stored = makeNotification("n-0", body: Data("stored".utf8))
-            let group = [
-                makeNotification("n-1", body: Data("first".utf8)),
-                makeNotification("n-0", body: Data("again".utf8)),
-                makeNotification("n-1", body: Data("second".utf8)),
-                makeNotification("n-1", store: .googlePlay, body: Data()),
-                makeNotification("n-2"),
-            ]
+            let fixture = DedupingGroup()
             try await storage.transaction { transaction async throws in
-                #expect(try await transaction.insertNotification(stored))
-                #expect(try await transaction.insertNotifications(group) == [true, false, false, true, true])
+                #expect(try await transaction.insertNotification(fixture.stored))
+                #expect(try await transaction.insertNotifications(fixture.group) == fixture.outcomes)
                 #expect(try await transaction.insertNotifications([]) == [])
             }
-            try await storage.transaction { [group] transaction async throws in
-                #expect(try await transaction.notification(store: .appStore, dedupeKey: "n-0") == stored)
-                #expect(try await transaction.notification(store: .appStore, dedupeKey: "n-1") == group[0])
-                #expect(try await transaction.notification(store: .googlePlay, dedupeKey: "n-1") == group[3])
-                #expect(try await transaction.notification(store: .appStore, dedupeKey: "n-2") == group[4])
-                #expect(try await transaction.notificationCounts()[.pending] == 4)
-            }
+            try await fixture.expectKept(in: storage)
         }
     }
 
