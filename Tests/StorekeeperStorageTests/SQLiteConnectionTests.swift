@@ -2,6 +2,8 @@ import Foundation
 import Logging
 import NIOPosix
 import SQLKit
+import SQLiteKit
+import SQLiteNIO
 import Synchronization
 import Testing
 
@@ -148,6 +150,25 @@ import Testing
             #expect(try row.decode(column: "n", as: String?.self) == (index == 1 ? "one" : nil))
             #expect(!row.contains(column: "missing"))
         }
+    }
+
+    /// The binds taken by their concrete type are what SQLiteKit's encoder makes of them, `nil` of
+    /// any optional type included; a type not taken so still goes through the encoder.
+    @Test func bindsTakenByTypeAreWhatSQLiteKitsEncoderMakes() throws {
+        let handle = try SQLiteHandle(path: ":memory:")
+        defer { try? handle.close() }
+        let database = SQLiteHandleDatabase(handle: handle, logger: .init(label: "test"))
+        let encoder = SQLiteDataEncoder()
+        let binds: [any Encodable & Sendable] = [
+            "", "ü\u{0}x", Int.min, Int.max, 0, Int64.min, Int64.max, -0.5, Double.infinity, true, false,
+            Data(), Data([0, 1, 255]), "some" as String?, nil as String?, 7 as Int?, nil as Int?, nil as Int64?,
+            2.5 as Double?, nil as Bool?, true as Bool?, Data([9]) as Data?, nil as Data?,
+            UUID(uuid: (1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16)), Int32(-3), [1, 2],
+        ]
+        for bind in binds {
+            #expect(try database.sqliteData(bind) == encoder.encode(bind), "\(type(of: bind)) \(bind)")
+        }
+        #expect(try database.sqliteData(SQLiteData.integer(4)) == .integer(4))
     }
 
     @Test func errorsCarrySQLitesCodeAndTwoStatementsInOneQueryAreRefused() async throws {

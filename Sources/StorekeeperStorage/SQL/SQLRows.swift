@@ -1,5 +1,6 @@
 import Foundation
 import SQLKit
+import SQLiteNIO
 
 /// The rows of a multi-row `INSERT`, written as each backend takes them best.
 ///
@@ -88,12 +89,14 @@ struct SQLRows: Sendable {
 }
 
 extension SQLRows.Value {
+    /// Bound as `SQLiteData`, which ``SQLiteHandleDatabase`` takes as it is: an optional would go
+    /// through SQLiteKit's `Encoder`.
     fileprivate func appendSQLiteBind(to query: inout SQLQueryString, _ flavor: SQLFlavor) {
         switch self {
-        case .text(let value): query.appendInterpolation(bind: value)
-        case .integer(let value): query.appendInterpolation(bind: value)
-        case .double(let value): query.appendInterpolation(bind: value)
-        case .boolean(let value): query.appendInterpolation(bind: value)
+        case .text(let value): query.appendInterpolation(bind: value.map(SQLiteData.text) ?? .null)
+        case .integer(let value): query.appendInterpolation(bind: value.map { SQLiteData.integer(Int($0)) } ?? .null)
+        case .double(let value): query.appendInterpolation(bind: value.map(SQLiteData.float) ?? .null)
+        case .boolean(let value): query.appendInterpolation(bind: value.map { SQLiteData.integer($0 ? 1 : 0) } ?? .null)
         case .blob(let value?): query.appendInterpolation(flavor.blob(value))
         case .blob(nil): query.appendLiteral("NULL")
         }
