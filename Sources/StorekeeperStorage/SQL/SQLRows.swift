@@ -89,17 +89,23 @@ struct SQLRows: Sendable {
 }
 
 extension SQLRows.Value {
-    /// Bound as `SQLiteData`, which ``SQLiteHandleDatabase`` takes as it is: an optional would go
-    /// through SQLiteKit's `Encoder`.
+    /// A value bound as itself, `nil` as `SQLiteData.null`: ``SQLiteHandleDatabase`` takes both by
+    /// their type, where an optional would go through SQLiteKit's `Encoder`.
     fileprivate func appendSQLiteBind(to query: inout SQLQueryString, _ flavor: SQLFlavor) {
         switch self {
-        case .text(let value): query.appendInterpolation(bind: value.map(SQLiteData.text) ?? .null)
-        case .integer(let value): query.appendInterpolation(bind: value.map { SQLiteData.integer(Int($0)) } ?? .null)
-        case .double(let value): query.appendInterpolation(bind: value.map(SQLiteData.float) ?? .null)
-        case .boolean(let value): query.appendInterpolation(bind: value.map { SQLiteData.integer($0 ? 1 : 0) } ?? .null)
+        case .text(let value): query.appendSQLiteBind(value)
+        case .integer(let value): query.appendSQLiteBind(value)
+        case .double(let value): query.appendSQLiteBind(value)
+        case .boolean(let value): query.appendSQLiteBind(value)
         case .blob(let value?): query.appendInterpolation(flavor.blob(value))
         case .blob(nil): query.appendLiteral("NULL")
         }
+    }
+}
+
+extension SQLQueryString {
+    fileprivate mutating func appendSQLiteBind(_ value: (some Encodable & Sendable)?) {
+        if let value { appendInterpolation(bind: value) } else { appendInterpolation(bind: SQLiteData.null) }
     }
 }
 
