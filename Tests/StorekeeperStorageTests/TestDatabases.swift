@@ -85,12 +85,12 @@ struct TestDatabase: Sendable {
             do {
                 try await run(database, migrated: migrated, body)
             } catch {
-                try? await PostgresAdmin(location: location).execute("DROP DATABASE IF EXISTS \(name) WITH (FORCE)")
+                try? await PostgresAdmin(location: location).dropDatabase(name)
                 throw error
             }
-            // A drop the shared server refuses (it could not end another role's session, seen under
-            // load) leaves an unused database behind; it doesn't undo what the test showed.
-            try? await PostgresAdmin(location: location).execute("DROP DATABASE IF EXISTS \(name) WITH (FORCE)")
+            // A drop still refused after its retries (`dropDatabase`) leaves an unused database
+            // behind; it doesn't undo what the test showed.
+            try? await PostgresAdmin(location: location).dropDatabase(name)
         }
     }
 
