@@ -27,11 +27,15 @@ import Testing
         #expect(defaults.database == nil)
         #expect(defaults.password == nil)
         #expect(defaults.tls == .prefer)
+        #expect(defaults.statementCacheSize == 256)
         let tuned = try PostgresLocation(
-            url: "postgres://sk:pw@localhost/db?connect_timeout=2.5&pool_size=3&acquire_timeout=4")
+            url:
+                "postgres://sk:pw@localhost/db?connect_timeout=2.5&pool_size=3&acquire_timeout=4&statement_cache_size=0"
+        )
         #expect(tuned.connectTimeout == .milliseconds(2_500))
         #expect(tuned.poolSize == 3)
         #expect(tuned.acquireTimeout == .seconds(4))
+        #expect(tuned.statementCacheSize == 0)
     }
 
     @Test func pathsPickSQLite() throws {
@@ -49,6 +53,7 @@ import Testing
         "", "   ", "mysql://root:hunter2@db/x", "sqlite://", "postgres://", "postgres://user:hunter2@/db",
         "postgres://:hunter2@host/db", "postgres://u:hunter2@host/db?sslmode=sometimes",
         "postgres://u:hunter2@host/db?pool_size=0", "postgres://u:hunter2@host/db?connect_timeout=soon",
+        "postgres://u:hunter2@host/db?statement_cache_size=-1",
         "postgres://u:hunter2@host/db?colour=blue", "postgres://u:hunter2@host:99999/db",
     ])
     func badLocationsAreExplainedWithoutThePassword(location: String) async throws {

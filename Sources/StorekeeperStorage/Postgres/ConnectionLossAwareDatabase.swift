@@ -13,13 +13,19 @@ import SQLKit
 /// the pool leased a connection whose channel had closed a moment before. So each statement is
 /// handed over on the connection's event loop, where closing also happens, after checking there
 /// that the channel is still open; once handed over, a close fails it (PostgresNIO's handler does).
+///
+/// Statements with parameters, all of them `NULL` or of a type PostgresNIO encodes itself, are
+/// executed prepared, under the name ``PostgresStatementNames`` gives them; others go through
+/// PostgresKit unnamed.
 struct ConnectionLossAwareDatabase: SQLDatabase {
     let base: any SQLDatabase
     let connection: PostgresConnection
+    let statementNames: PostgresStatementNames?
 
-    init(connection: PostgresConnection, queryLogLevel: Logger.Level?) {
+    init(connection: PostgresConnection, queryLogLevel: Logger.Level?, statementNames: PostgresStatementNames?) {
         self.connection = connection
         self.base = connection.sql(queryLogLevel: queryLogLevel)
+        self.statementNames = statementNames
     }
 
     var logger: Logger { base.logger }
@@ -43,8 +49,67 @@ struct ConnectionLossAwareDatabase: SQLDatabase {
     }
 
     func execute(sql query: any SQLExpression, _ onRow: @escaping @Sendable (any SQLRow) -> Void) async throws {
-        try await execute(sql: query, onRow).get()
+        // Named only when this task runs on the connection's event loop (a transaction's body
+        // does): the check that the channel is open and the hand-over then happen in one turn.
+        guard let statementNames, connection.eventLoop.inEventLoop else {
+            return try await execute(sql: query, onRow).get()
+        }
+        let (sql, binds) = serialize(query)
+        guard !binds.isEmpty, let (key, bindings) = Self.namedBindings(sql: sql, binds: binds),
+            let name = statementNames.name(for: key)
+        else {
+            return try await execute(sql: query, onRow).get()
+        }
+        guard !connection.isClosed else { throw Self.connectionLost }
+        if let level = queryLogLevel {
+            logger.log(level: level, "Executing query", metadata: ["sql": "\(sql)", "prepared as": "\(name)"])
+        }
+        do {
+            try await NamedStatement.$current.withValue(.init(name: name, sql: sql)) {
+                let rows = try await connection.execute(NamedStatement(bindings: bindings), logger: logger)
+                for try await row in rows { onRow(row.sql()) }
+            }
+        } catch {
+            statementNames.retire(name, for: key)
+            throw error
+        }
+    }
+
+    /// The statement's key and bindings when every bind is `NULL` or encodes itself
+    /// (`PostgresThrowingDynamicTypeEncodable`), as PostgresKit's translation would bind it; nil
+    /// when a bind needs that translation's other paths (`Codable` values as JSON).
+    static func namedBindings(sql: String, binds: [any Encodable & Sendable])
+        -> (PostgresStatementNames.Key, PostgresBindings)?
+    {
+        var bindings = PostgresBindings(capacity: binds.count)
+        var types: [PostgresDataType] = []
+        types.reserveCapacity(binds.count)
+        for bind in binds {
+            if (bind as? any OptionalBind)?.isNone == true {
+                bindings.appendNull()
+                types.append(.null)
+            } else if let value = bind as? any PostgresThrowingDynamicTypeEncodable {
+                do {
+                    try bindings.append(value, context: .default)
+                } catch {
+                    return nil
+                }
+                types.append(value.psqlType)
+            } else {
+                return nil
+            }
+        }
+        return (.init(sql: sql, parameterTypes: types), bindings)
     }
 
     static let connectionLost = StorageError(.unavailable, "the PostgreSQL connection was lost")
+}
+
+/// Tells a `nil` bind from a value: a bind is an `Optional` boxed in `any Encodable`.
+private protocol OptionalBind {
+    var isNone: Bool { get }
+}
+
+extension Optional: OptionalBind {
+    fileprivate var isNone: Bool { self == nil }
 }

@@ -4,8 +4,10 @@ import Foundation
 ///
 /// Understood options: `sslmode` (`disable`, `prefer` – the default –, `require`, `verify-ca`,
 /// `verify-full`, with libpq's meaning), `connect_timeout` (seconds, default 10), `pool_size`
-/// (connections, default 10) and `acquire_timeout` (seconds to wait for a free connection before
-/// failing as unavailable, default 30).
+/// (connections, default 10), `acquire_timeout` (seconds to wait for a free connection before
+/// failing as unavailable, default 30) and `statement_cache_size` (how many statements are
+/// prepared under a name on each connection, default 256; 0 sends every statement unnamed, for a
+/// pooler between Storekeeper and PostgreSQL that does not keep a session's prepared statements).
 public struct PostgresLocation: Sendable, Hashable, CustomStringConvertible {
     /// How the connection uses TLS.
     public enum TLSMode: String, Sendable, Hashable, CaseIterable {
@@ -31,6 +33,8 @@ public struct PostgresLocation: Sendable, Hashable, CustomStringConvertible {
     public var connectTimeout: Duration
     public var poolSize: Int
     public var acquireTimeout: Duration
+    /// Statements prepared under a name per connection at most (``PostgresStatementNames``); 0: none.
+    public var statementCacheSize: Int
 
     /// Parses `url`; a malformed one throws ``StorageError/Reason/badConfiguration`` saying what is
     /// wrong, never repeating the password.
@@ -59,6 +63,7 @@ public struct PostgresLocation: Sendable, Hashable, CustomStringConvertible {
         self.connectTimeout = .seconds(10)
         self.poolSize = 10
         self.acquireTimeout = .seconds(30)
+        self.statementCacheSize = 256
         guard (1...65_535).contains(port) else {
             throw StorageError(.badConfiguration, "'\(shown)' has port \(port), outside 1...65535")
         }
@@ -91,10 +96,17 @@ public struct PostgresLocation: Sendable, Hashable, CustomStringConvertible {
                 throw StorageError(.badConfiguration, "pool_size=\(value) in '\(shown)' is not a positive number")
             }
             poolSize = size
+        case "statement_cache_size":
+            guard let size = Int(value), size >= 0 else {
+                throw StorageError(
+                    .badConfiguration,
+                    "statement_cache_size=\(value) in '\(shown)' is not a number of statements (0 or more)")
+            }
+            statementCacheSize = size
         default:
             throw StorageError(
                 .badConfiguration,
-                "'\(shown)' has unknown option '\(option)' (known: sslmode, connect_timeout, pool_size, acquire_timeout)"
+                "'\(shown)' has unknown option '\(option)' (known: sslmode, connect_timeout, pool_size, acquire_timeout, statement_cache_size)"
             )
         }
     }

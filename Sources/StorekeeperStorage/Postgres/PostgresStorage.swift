@@ -99,6 +99,8 @@ final class PostgresTransactionRunner: SQLTransactionRunner {
     private let client: PostgresClient
     private let logger: Logger
     private let state: Mutex<State>
+    /// Names of the statements prepared on this pool's connections; nil when none are.
+    let statementNames: PostgresStatementNames?
 
     private struct State {
         var runTask: Task<Void, Never>?
@@ -115,6 +117,8 @@ final class PostgresTransactionRunner: SQLTransactionRunner {
     init(location: PostgresLocation, logger: Logger) {
         self.location = location
         self.logger = logger
+        self.statementNames =
+            location.statementCacheSize > 0 ? PostgresStatementNames(capacity: location.statementCacheSize) : nil
         var secrets: [String] = []
         if let password = location.password {
             secrets.append(password)
@@ -157,7 +161,9 @@ final class PostgresTransactionRunner: SQLTransactionRunner {
         try await rerunningConflicts {
             try await self.withLeasedConnection { connection in
                 do {
-                    return try await body(ConnectionLossAwareDatabase(connection: connection, queryLogLevel: .trace))
+                    return try await body(
+                        ConnectionLossAwareDatabase(
+                            connection: connection, queryLogLevel: .trace, statementNames: statementNames))
                 } catch {
                     throw self.errors.translateIfDriverError(error)
                 }
@@ -192,7 +198,9 @@ final class PostgresTransactionRunner: SQLTransactionRunner {
         guard !state.withLock(\.closed) else { throw StorageError(.unavailable, "the storage is closed") }
         do {
             return try await withLeasedConnection { connection in
-                try await body(ConnectionLossAwareDatabase(connection: connection, queryLogLevel: .trace))
+                try await body(
+                    ConnectionLossAwareDatabase(
+                        connection: connection, queryLogLevel: .trace, statementNames: statementNames))
             }
         } catch {
             throw errors.translateIfDriverError(error)
@@ -205,7 +213,8 @@ final class PostgresTransactionRunner: SQLTransactionRunner {
         on connection: PostgresConnection, holdingMigrationLock: Bool, durability: CommitDurability,
         _ body: @Sendable (any SQLDatabase) async throws -> Result
     ) async throws -> Result {
-        let database = ConnectionLossAwareDatabase(connection: connection, queryLogLevel: .trace)
+        let database = ConnectionLossAwareDatabase(
+            connection: connection, queryLogLevel: .trace, statementNames: statementNames)
         do {
             try await database.raw("BEGIN").run()
         } catch {

@@ -1,0 +1,140 @@
+import Foundation
+import Logging
+import SQLKit
+import TestSupport
+import Testing
+
+@testable import StorekeeperStorage
+
+/// Statements with parameters are prepared once per connection under a name
+/// (`PostgresStatementNames`, `ConnectionLossAwareDatabase`), on a pool of one connection so that
+/// every transaction here uses the same session.
+@Suite(.enabled(if: Backend.postgresURL != nil, Backend.skippedPostgresMessage))
+struct PostgresStatementNamesTests {
+    /// The statements this session has prepared: name → text.
+    static func prepared(_ database: any SQLDatabase) async throws -> [String: String] {
+        let rows = try await database.raw("SELECT name, statement FROM pg_prepared_statements").all()
+        var prepared: [String: String] = [:]
+        for row in rows {
+            prepared[try row.decode(column: "name", as: String.self)] = try row.decode(
+                column: "statement", as: String.self)
+        }
+        return prepared
+    }
+
+    static func withOneConnection(_ body: (PostgresStorage) async throws -> Void) async throws {
+        try await TestDatabase.withFresh(.postgresql) { storage, _ in
+            let postgres = try #require(storage as? PostgresStorage)
+            var location = postgres.location
+            location.poolSize = 1
+            let single = PostgresStorage(location: location)
+            do {
+                try await body(single)
+            } catch {
+                try? await single.close()
+                throw error
+            }
+            try await single.close()
+        }
+    }
+
+    static func sql(_ transaction: any StorageTransaction) throws -> any SQLDatabase {
+        try #require(transaction as? SQLStorageTransaction).database
+    }
+
+    @Test func aStatementIsPreparedOnceAndEachTextUnderItsOwnName() async throws {
+        try await Self.withOneConnection { storage in
+            for round in 0..<3 {
+                let (sum, product) = try await storage.transaction { transaction in
+                    let database = try Self.sql(transaction)
+                    let sum = try await database.raw("SELECT \(bind: round) + \(bind: 2) AS value").first()?
+                        .decode(column: "value", as: Int.self)
+                    let product = try await database.raw("SELECT \(bind: round) * \(bind: 2) AS value").first()?
+                        .decode(column: "value", as: Int.self)
+                    return (sum, product)
+                }
+                #expect(sum == round + 2)
+                #expect(product == round * 2)
+            }
+            let prepared = try await storage.read { try await Self.prepared(Self.sql($0)) }
+            #expect(prepared.count == 2)
+            #expect(Set(prepared.values) == ["SELECT $1 + $2 AS value", "SELECT $1 * $2 AS value"])
+            #expect(prepared.keys.allSatisfy { $0.hasPrefix("storekeeper_") })
+        }
+    }
+
+    /// PostgreSQL infers a `NULL` parameter's type from the statement when it is prepared; a value
+    /// of another type must not run under that preparation.
+    @Test func aNullAndAValueOfTheSameParameterArePreparedApart() async throws {
+        try await Self.withOneConnection { storage in
+            let (absent, present): (Int?, Int?) = try await storage.transaction { transaction in
+                let database = try Self.sql(transaction)
+                let none: Int? = nil
+                // Prepared with a NULL, $1 is inferred as an `integer` (4 bytes); the 8-byte
+                // `bigint` sent next would not be read as one.
+                let absent = try await database.raw("SELECT coalesce(\(bind: none), 5) AS value").first()?
+                    .decode(column: "value", as: Int.self)
+                let present = try await database.raw("SELECT coalesce(\(bind: 7), 5) AS value").first()?
+                    .decode(column: "value", as: Int.self)
+                return (absent, present)
+            }
+            #expect(absent == 5)
+            #expect(present == 7)
+            let prepared = try await storage.read { try await Self.prepared(Self.sql($0)) }
+            #expect(prepared.values.filter { $0 == "SELECT coalesce($1, 5) AS value" }.count == 2)
+        }
+    }
+
+    /// A statement sent into a transaction already aborted fails to prepare; PostgresNIO keeps that
+    /// failure for its name, so the name is retired and the statement prepared anew afterwards.
+    @Test func aPreparationThatFailedDoesNotStickToTheStatement() async throws {
+        try await Self.withOneConnection { storage in
+            await #expect(throws: (any Error).self) {
+                try await storage.transaction { transaction in
+                    let database = try Self.sql(transaction)
+                    _ = try? await database.raw("SELECT 1 / \(bind: 0) AS value").run()
+                    // The transaction is aborted: this one's preparation fails.
+                    try await database.raw("SELECT \(bind: 40) + \(bind: 2) AS value").run()
+                }
+            }
+            let value = try await storage.transaction { transaction in
+                try await Self.sql(transaction).raw("SELECT \(bind: 40) + \(bind: 2) AS value").first()?
+                    .decode(column: "value", as: Int.self)
+            }
+            #expect(value == 42)
+        }
+    }
+
+    @Test func aCacheSizeOfZeroSendsEveryStatementUnnamed() async throws {
+        try await TestDatabase.withFresh(.postgresql) { storage, _ in
+            let postgres = try #require(storage as? PostgresStorage)
+            var location = postgres.location
+            location.poolSize = 1
+            location.statementCacheSize = 0
+            let unnamed = PostgresStorage(location: location)
+            do {
+                let prepared = try await unnamed.transaction { transaction in
+                    let database = try Self.sql(transaction)
+                    _ = try await database.raw("SELECT \(bind: 1) AS value").all()
+                    return try await Self.prepared(database)
+                }
+                #expect(prepared.isEmpty)
+            } catch {
+                try? await unnamed.close()
+                throw error
+            }
+            try await unnamed.close()
+        }
+    }
+
+    @Test func namesRunOutIntoUnnamedStatements() async throws {
+        let names = PostgresStatementNames(capacity: 2)
+        let first = try #require(names.name(for: .init(sql: "a", parameterTypes: [.int8])))
+        #expect(names.name(for: .init(sql: "a", parameterTypes: [.int8])) == first)
+        #expect(names.name(for: .init(sql: "a", parameterTypes: [.null])) != nil)
+        #expect(names.name(for: .init(sql: "b", parameterTypes: [.int8])) == nil)
+        names.retire(first, for: .init(sql: "a", parameterTypes: [.int8]))
+        #expect(names.name(for: .init(sql: "a", parameterTypes: [.int8])) == nil)
+        #expect(names.namesMade == 2)
+    }
+}
