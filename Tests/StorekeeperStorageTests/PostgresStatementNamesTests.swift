@@ -86,7 +86,8 @@ struct PostgresStatementNamesTests {
     }
 
     /// A statement sent into a transaction already aborted fails to prepare; PostgresNIO keeps that
-    /// failure for its name, so the name is retired and the statement prepared anew afterwards.
+    /// failure for its name, so the name is retired and the statement prepared anew afterwards. One
+    /// that failed executing (division by zero) keeps its name.
     @Test func aPreparationThatFailedDoesNotStickToTheStatement() async throws {
         try await Self.withOneConnection { storage in
             await #expect(throws: (any Error).self) {
@@ -97,11 +98,19 @@ struct PostgresStatementNamesTests {
                     try await database.raw("SELECT \(bind: 40) + \(bind: 2) AS value").run()
                 }
             }
-            let value = try await storage.transaction { transaction in
-                try await Self.sql(transaction).raw("SELECT \(bind: 40) + \(bind: 2) AS value").first()?
+            let (sum, quotient) = try await storage.transaction { transaction in
+                let database = try Self.sql(transaction)
+                let sum = try await database.raw("SELECT \(bind: 40) + \(bind: 2) AS value").first()?
                     .decode(column: "value", as: Int.self)
+                let quotient = try await database.raw("SELECT 1 / \(bind: 1) AS value").first()?
+                    .decode(column: "value", as: Int.self)
+                return (sum, quotient)
             }
-            #expect(value == 42)
+            #expect(sum == 42)
+            #expect(quotient == 1)
+            let prepared = try await storage.read { try await Self.prepared(Self.sql($0)) }
+            #expect(prepared.values.filter { $0 == "SELECT 1 / $1 AS value" }.count == 1)
+            #expect(prepared.values.filter { $0 == "SELECT $1 + $2 AS value" }.count == 1)
         }
     }
 

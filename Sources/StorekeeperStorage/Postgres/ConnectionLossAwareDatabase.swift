@@ -70,9 +70,22 @@ struct ConnectionLossAwareDatabase: SQLDatabase {
                 for try await row in rows { onRow(row.sql()) }
             }
         } catch {
-            statementNames.retire(name, for: key)
+            if Self.mayHaveFailedPreparing(error) { statementNames.retire(name, for: key) }
             throw error
         }
+    }
+
+    /// Whether `error` may have come from preparing the statement, whose failure PostgresNIO then
+    /// keeps for the name. Not when the connection failed (its prepared statements go with it),
+    /// nor for the failures only executing raises: a constraint violation (class 23), a data
+    /// exception (22: at preparation they come from the text itself, so they would recur anyway),
+    /// a serialization failure (40001), an exception raised by a trigger (P0001). Retiring a name
+    /// for every failure would spend the storage's names on everyday conflicts.
+    static func mayHaveFailedPreparing(_ error: any Error) -> Bool {
+        guard let error = error as? PSQLError else { return true }
+        guard error.code == .server else { return false }
+        let state = error.serverInfo?[.sqlState] ?? ""
+        return !(state.hasPrefix("23") || state.hasPrefix("22") || state == "40001" || state == "P0001")
     }
 
     /// The statement's key and bindings when every bind is `NULL` or encodes itself

@@ -11,9 +11,10 @@ import Synchronization
 ///
 /// The key includes the parameters' types because `Parse` fixes them: a statement first prepared
 /// with a `NULL` (type unspecified, so PostgreSQL infers one) must not be reused for a value of
-/// another type. A name whose statement failed is retired (a new one is made for the next use),
-/// since PostgresNIO keeps a failed preparation's error for that name for the connection's life,
-/// and a preparation can fail for a passing reason (sent in a transaction already aborted).
+/// another type. A name whose statement may have failed preparing is retired (a new one is made for
+/// the next use), since PostgresNIO keeps a failed preparation's error for that name for the
+/// connection's life, and a preparation can fail for a passing reason (sent in a transaction
+/// already aborted). See `ConnectionLossAwareDatabase.mayHaveFailedPreparing(_:)`.
 final class PostgresStatementNames: Sendable {
     struct Key: Hashable, Sendable {
         var sql: String
