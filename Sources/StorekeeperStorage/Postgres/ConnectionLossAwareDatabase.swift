@@ -55,8 +55,9 @@ struct ConnectionLossAwareDatabase: SQLDatabase {
             return try await execute(sql: query, onRow).get()
         }
         let (sql, binds) = serialize(query)
-        guard !binds.isEmpty, let (key, bindings) = Self.namedBindings(sql: sql, binds: binds),
-            let name = statementNames.name(for: key)
+        // Statements without parameters (BEGIN, COMMIT, migrations) stay unnamed, sent as serialized.
+        guard !binds.isEmpty else { return try await execute(sql: SQLRaw(sql), onRow).get() }
+        guard let (key, bindings) = Self.namedBindings(sql: sql, binds: binds), let name = statementNames.name(for: key)
         else {
             return try await execute(sql: query, onRow).get()
         }
