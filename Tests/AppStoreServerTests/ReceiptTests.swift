@@ -305,7 +305,11 @@ import Testing
         let bytes = ReceiptFixture.berReceipt(purchases: purchases, chunkSize: 1000)
         let start = ContinuousClock.now
         let receipt = try AppReceipt(bytes: bytes)
-        #expect(ContinuousClock.now - start < .seconds(5))
+        // A guard against a parse quadratic in the purchases (about a thousand times the linear
+        // parse's work at 2,000), not a speed measure: alone, a debug build parses them in well
+        // under a second; beside the whole suite's parallel tests it took 5.5 s once, past the
+        // 5 s this bound first had.
+        #expect(ContinuousClock.now - start < .seconds(60))
         #expect(receipt.inAppPurchases.count == 2000)
         #expect(receipt.inAppPurchases.last?.transactionId == "1001999")
     }
