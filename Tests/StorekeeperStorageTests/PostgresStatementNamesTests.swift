@@ -22,11 +22,16 @@ struct PostgresStatementNamesTests {
         return prepared
     }
 
-    static func withOneConnection(_ body: (PostgresStorage) async throws -> Void) async throws {
+    /// `body` with a storage of one connection on a fresh database, preparing at most
+    /// `statementCacheSize` statements.
+    static func withOneConnection(
+        statementCacheSize: Int = 256, _ body: (PostgresStorage) async throws -> Void
+    ) async throws {
         try await TestDatabase.withFresh(.postgresql) { storage, _ in
             let postgres = try #require(storage as? PostgresStorage)
             var location = postgres.location
             location.poolSize = 1
+            location.statementCacheSize = statementCacheSize
             let single = PostgresStorage(location: location)
             do {
                 try await body(single)
@@ -38,6 +43,11 @@ struct PostgresStatementNamesTests {
         }
     }
 
+    /// The integer in the column `value` of the first row `query` returns.
+    static func value(_ query: SQLQueryString, in database: any SQLDatabase) async throws -> Int? {
+        try await database.raw(query).first()?.decode(column: "value", as: Int.self)
+    }
+
     static func sql(_ transaction: any StorageTransaction) throws -> any SQLDatabase {
         try #require(transaction as? SQLStorageTransaction).database
     }
@@ -47,10 +57,8 @@ struct PostgresStatementNamesTests {
             for round in 0..<3 {
                 let (sum, product) = try await storage.transaction { transaction in
                     let database = try Self.sql(transaction)
-                    let sum = try await database.raw("SELECT \(bind: round) + \(bind: 2) AS value").first()?
-                        .decode(column: "value", as: Int.self)
-                    let product = try await database.raw("SELECT \(bind: round) * \(bind: 2) AS value").first()?
-                        .decode(column: "value", as: Int.self)
+                    let sum = try await Self.value("SELECT \(bind: round) + \(bind: 2) AS value", in: database)
+                    let product = try await Self.value("SELECT \(bind: round) * \(bind: 2) AS value", in: database)
                     return (sum, product)
                 }
                 #expect(sum == round + 2)
@@ -72,10 +80,8 @@ struct PostgresStatementNamesTests {
                 let none: Int? = nil
                 // Prepared with a NULL, $1 is inferred as an `integer` (4 bytes); the 8-byte
                 // `bigint` sent next would not be read as one.
-                let absent = try await database.raw("SELECT coalesce(\(bind: none), 5) AS value").first()?
-                    .decode(column: "value", as: Int.self)
-                let present = try await database.raw("SELECT coalesce(\(bind: 7), 5) AS value").first()?
-                    .decode(column: "value", as: Int.self)
+                let absent = try await Self.value("SELECT coalesce(\(bind: none), 5) AS value", in: database)
+                let present = try await Self.value("SELECT coalesce(\(bind: 7), 5) AS value", in: database)
                 return (absent, present)
             }
             #expect(absent == 5)
@@ -100,10 +106,8 @@ struct PostgresStatementNamesTests {
             }
             let (sum, quotient) = try await storage.transaction { transaction in
                 let database = try Self.sql(transaction)
-                let sum = try await database.raw("SELECT \(bind: 40) + \(bind: 2) AS value").first()?
-                    .decode(column: "value", as: Int.self)
-                let quotient = try await database.raw("SELECT 1 / \(bind: 1) AS value").first()?
-                    .decode(column: "value", as: Int.self)
+                let sum = try await Self.value("SELECT \(bind: 40) + \(bind: 2) AS value", in: database)
+                let quotient = try await Self.value("SELECT 1 / \(bind: 1) AS value", in: database)
                 return (sum, quotient)
             }
             #expect(sum == 42)
@@ -115,24 +119,13 @@ struct PostgresStatementNamesTests {
     }
 
     @Test func aCacheSizeOfZeroSendsEveryStatementUnnamed() async throws {
-        try await TestDatabase.withFresh(.postgresql) { storage, _ in
-            let postgres = try #require(storage as? PostgresStorage)
-            var location = postgres.location
-            location.poolSize = 1
-            location.statementCacheSize = 0
-            let unnamed = PostgresStorage(location: location)
-            do {
-                let prepared = try await unnamed.transaction { transaction in
-                    let database = try Self.sql(transaction)
-                    _ = try await database.raw("SELECT \(bind: 1) AS value").all()
-                    return try await Self.prepared(database)
-                }
-                #expect(prepared.isEmpty)
-            } catch {
-                try? await unnamed.close()
-                throw error
+        try await Self.withOneConnection(statementCacheSize: 0) { storage in
+            let prepared = try await storage.transaction { transaction in
+                let database = try Self.sql(transaction)
+                _ = try await Self.value("SELECT \(bind: 1) AS value", in: database)
+                return try await Self.prepared(database)
             }
-            try await unnamed.close()
+            #expect(prepared.isEmpty)
         }
     }
 
