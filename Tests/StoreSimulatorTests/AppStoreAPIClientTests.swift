@@ -169,12 +169,14 @@ import Testing
 
     @Test func serverErrorsAndTimeoutsAreRetriedWithBackoff() async throws {
         try await Harness.run { h in
-            let api = try client(h, retry: Self.quickRetries, timeout: 1).api
+            // 3 s per attempt: the attempt after the faults must finish within it while the whole
+            // suite runs beside it (1 s was once too little in a clean-clone CI run).
+            let api = try client(h, retry: Self.quickRetries, timeout: 3).api
             let coins = try h.appStore.purchase(customer: "ed", product: "coins.100")
             h.simulator.faults.add([
                 APIFault(pathPrefix: "/inApps/", status: 500, times: 1),
                 APIFault(pathPrefix: "/inApps/", status: 503, times: 1),
-                APIFault(pathPrefix: "/inApps/", delaySeconds: 3, times: 1),  // past the 1 s timeout
+                APIFault(pathPrefix: "/inApps/", delaySeconds: 6, times: 1),  // past the 3 s timeout
             ])
             let info = try await api.getTransactionInfo(transactionId: coins.transactionId)
             #expect(info.transactionId == coins.transactionId)
