@@ -293,7 +293,9 @@ import Testing
         #expect(
             Self.reason { _ = try AppReceipt(bytes: ReceiptFixture.derEnvelope(payload: nestedPayload)) }
                 == .malformedPayload)
-        #expect(ContinuousClock.now - start < .seconds(2))
+        // Only a guard against a runaway parse (microseconds when bounded): wall-clock time in a
+        // loaded parallel suite includes waiting for a core, so the bound is far above the work.
+        #expect(ContinuousClock.now - start < .seconds(10))
     }
 
     @Test func manyPurchasesParseInLinearTime() throws {
