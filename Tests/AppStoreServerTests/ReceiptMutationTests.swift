@@ -22,9 +22,10 @@ import Testing
         legacyBytes,
     ]
 
-    /// A parse of these inputs takes microseconds; the bound catches one that runs away
-    /// (exponential nesting, a length that loops), not a slow machine. Wall-clock time under a full
-    /// parallel suite on 2 cores includes waiting for a core, so the bound is far above any parse.
+    /// A bounded parse of a receipt this size takes microseconds; the bound catches one that runs
+    /// away (exponential nesting, a length that loops), not a slow machine. Wall-clock time under a
+    /// full parallel suite on 2 cores includes waiting for a core, so the bound is far above any
+    /// parse. (`ReceiptTests` uses it too.)
     static let runawayBound = Duration.seconds(10)
 
     /// Bytes that make interesting lengths and tags: indefinite (0x80), long forms, end-of-contents.

@@ -207,10 +207,10 @@ struct IngestRun {
         let ingestStart = ContinuousClock.now
         let latencies = try await poster.run(bodies)
         let durableSeconds = seconds(ContinuousClock.now - ingestStart)
-        var pendingAtDurable: Int?
+        var unfinishedAtDurable: Int?
         while true {
             let counts = try await deployment.storage.read { try await $0.unfinishedNotificationCounts() }
-            if pendingAtDurable == nil { pendingAtDurable = (counts[.pending] ?? 0) + (counts[.failed] ?? 0) }
+            if unfinishedAtDurable == nil { unfinishedAtDurable = (counts[.pending] ?? 0) + (counts[.failed] ?? 0) }
             if (counts[.pending] ?? 0) == 0 && (counts[.failed] ?? 0) == 0 { break }
             try await Task.sleep(for: .milliseconds(5))
         }
@@ -226,7 +226,7 @@ struct IngestRun {
             p50: percentile(0.5, of: sorted), p99: percentile(0.99, of: sorted))
         print(
             "durable (all 200s) after \(format(durableSeconds)) s (\(Int(Double(count) / durableSeconds))/s), "
-                + "processed after \(format(processedSeconds)) s (\(pendingAtDurable ?? 0) pending at the last 200); POST p50 \(format(result.p50)) ms; "
+                + "processed after \(format(processedSeconds)) s (\(unfinishedAtDurable ?? 0) unfinished at the last 200); POST p50 \(format(result.p50)) ms; "
                 + "verifier alone \(format(verifySeconds)) s; this process's CPU \(Int(cpuPerNotification)) µs per "
                 + "notification (the posting client's included), the cores \(Int(coresBusy)) % busy with it")
         return result
