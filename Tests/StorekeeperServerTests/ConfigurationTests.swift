@@ -1,6 +1,7 @@
 import Crypto
 import Foundation
 import GooglePlay
+import NIOCore
 import StoreSimulator
 import Storekeeper
 import StorekeeperServer
@@ -67,6 +68,7 @@ import Testing
         #expect(configuration.processing.catchUp.awaitingNewsWatch == 30 * 86_400)
         #expect(configuration.processing.catchUp.enabled)
         #expect(configuration.processing.catchUp.refreshInterval == CatchUpSettings().refreshInterval)
+        #expect(configuration.processing.workers == ProcessingSettings.defaultWorkers)
         #expect(Set(configuration.apiKeys.map(\.name)) == ["app", "backend"])
         #expect(configuration.apiKeys.first { $0.name == "app" }?.secret == "read-only-secret-0123456789")
         #expect(configuration.apiKeys.allSatisfy { !"\($0)".contains($0.secret) })
@@ -80,6 +82,14 @@ import Testing
         #expect(app.environments == [.sandbox])
         #expect(!app.sandboxGrantsAccess)
         #expect(configuration.access == EnvironmentAccess(deployment: .production))
+    }
+
+    /// Half the cores, from 1 to 4: on a 2-core host one worker, whose batches do not wait on
+    /// each other's locks (Benchmarks/README.md).
+    @Test func processingWorkersDefaultToHalfTheCoresFromOneToFour() {
+        #expect(ProcessingSettings.defaultWorkers == min(4, max(1, System.coreCount / 2)))
+        #expect((1...4).contains(ProcessingSettings.defaultWorkers))
+        #expect(ProcessingSettings().workers == ProcessingSettings.defaultWorkers)
     }
 
     @Test func theDeploymentEnvironmentAndTheAppsSwitches() async throws {

@@ -1,5 +1,6 @@
 public import Foundation
 public import GooglePlay
+import NIOCore
 public import StoreCore
 public import Storekeeper
 
@@ -225,7 +226,7 @@ public struct ProcessingSettings: Sendable, Hashable {
     /// applied in one transaction. 200: with one customer's balance serializing the batches, 50 left
     /// PostgreSQL's processing behind the webhooks (Benchmarks/README.md, tenth).
     public var batchSize: Int
-    /// How many batches are processed at once.
+    /// How many batches are processed at once (``defaultWorkers`` unless configured).
     public var workers: Int
     /// How long a background job's lease lasts without renewal: how soon another instance takes
     /// the job over from one that died. Nil: twice the job's interval plus a minute.
@@ -233,10 +234,19 @@ public struct ProcessingSettings: Sendable, Hashable {
     /// Answering refund consumption requests.
     public var refundAnswers = RefundAnswerSettings()
 
+    /// Half the cores this process may use (`System.coreCount` counts a container's CPU limit), at
+    /// least 1 and at most 4. A batch's work competes for the cores with the webhooks' signature
+    /// checks and, with the database on the same host, with the database: on 2 cores, 4 workers
+    /// held more claimed batches waiting on each other's locks and ran smaller batches, and one
+    /// processed about a tenth more (PostgreSQL, two instances; Benchmarks/README.md, ninth). More
+    /// cores get more workers, to overlap batches' round trips to a remote database.
+    public static var defaultWorkers: Int { min(4, max(1, System.coreCount / 2)) }
+
     public init(
         initialRetryDelay: TimeInterval = 5, maxRetryDelay: TimeInterval = 3600, pollInterval: TimeInterval = 1,
         lease: TimeInterval = 60, acknowledgementSweepInterval: TimeInterval = 600,
-        catchUp: CatchUpSettings = CatchUpSettings(), batchSize: Int = 200, workers: Int = 4
+        catchUp: CatchUpSettings = CatchUpSettings(), batchSize: Int = 200,
+        workers: Int = ProcessingSettings.defaultWorkers
     ) {
         self.workers = workers
         self.catchUp = catchUp
