@@ -48,6 +48,16 @@ struct PostgresStatementNamesTests {
         try await database.raw(query).first()?.decode(column: "value", as: Int.self)
     }
 
+    /// The integers `value(_:in:)` reads for each of `queries`, in order, in one transaction.
+    static func values(_ queries: SQLQueryString..., in storage: PostgresStorage) async throws -> [Int?] {
+        try await storage.transaction { transaction in
+            let database = try Self.sql(transaction)
+            var values: [Int?] = []
+            for query in queries { values.append(try await Self.value(query, in: database)) }
+            return values
+        }
+    }
+
     static func sql(_ transaction: any StorageTransaction) throws -> any SQLDatabase {
         try #require(transaction as? SQLStorageTransaction).database
     }
@@ -55,14 +65,10 @@ struct PostgresStatementNamesTests {
     @Test func aStatementIsPreparedOnceAndEachTextUnderItsOwnName() async throws {
         try await Self.withOneConnection { storage in
             for round in 0..<3 {
-                let (sum, product) = try await storage.transaction { transaction in
-                    let database = try Self.sql(transaction)
-                    let sum = try await Self.value("SELECT \(bind: round) + \(bind: 2) AS value", in: database)
-                    let product = try await Self.value("SELECT \(bind: round) * \(bind: 2) AS value", in: database)
-                    return (sum, product)
-                }
-                #expect(sum == round + 2)
-                #expect(product == round * 2)
+                let values = try await Self.values(
+                    "SELECT \(bind: round) + \(bind: 2) AS value", "SELECT \(bind: round) * \(bind: 2) AS value",
+                    in: storage)
+                #expect(values == [round + 2, round * 2])
             }
             let prepared = try await storage.read { try await Self.prepared(Self.sql($0)) }
             #expect(prepared.count == 2)
@@ -75,17 +81,12 @@ struct PostgresStatementNamesTests {
     /// of another type must not run under that preparation.
     @Test func aNullAndAValueOfTheSameParameterArePreparedApart() async throws {
         try await Self.withOneConnection { storage in
-            let (absent, present): (Int?, Int?) = try await storage.transaction { transaction in
-                let database = try Self.sql(transaction)
-                let none: Int? = nil
-                // Prepared with a NULL, $1 is inferred as an `integer` (4 bytes); the 8-byte
-                // `bigint` sent next would not be read as one.
-                let absent = try await Self.value("SELECT coalesce(\(bind: none), 5) AS value", in: database)
-                let present = try await Self.value("SELECT coalesce(\(bind: 7), 5) AS value", in: database)
-                return (absent, present)
-            }
-            #expect(absent == 5)
-            #expect(present == 7)
+            let none: Int? = nil
+            // Prepared with a NULL, $1 is inferred as an `integer` (4 bytes); the 8-byte `bigint`
+            // sent next would not be read as one.
+            let values = try await Self.values(
+                "SELECT coalesce(\(bind: none), 5) AS value", "SELECT coalesce(\(bind: 7), 5) AS value", in: storage)
+            #expect(values == [5, 7])
             let prepared = try await storage.read { try await Self.prepared(Self.sql($0)) }
             #expect(prepared.values.filter { $0 == "SELECT coalesce($1, 5) AS value" }.count == 2)
         }
@@ -104,14 +105,9 @@ struct PostgresStatementNamesTests {
                     try await database.raw("SELECT \(bind: 40) + \(bind: 2) AS value").run()
                 }
             }
-            let (sum, quotient) = try await storage.transaction { transaction in
-                let database = try Self.sql(transaction)
-                let sum = try await Self.value("SELECT \(bind: 40) + \(bind: 2) AS value", in: database)
-                let quotient = try await Self.value("SELECT 1 / \(bind: 1) AS value", in: database)
-                return (sum, quotient)
-            }
-            #expect(sum == 42)
-            #expect(quotient == 1)
+            let values = try await Self.values(
+                "SELECT \(bind: 40) + \(bind: 2) AS value", "SELECT 1 / \(bind: 1) AS value", in: storage)
+            #expect(values == [42, 1])
             let prepared = try await storage.read { try await Self.prepared(Self.sql($0)) }
             #expect(prepared.values.filter { $0 == "SELECT 1 / $1 AS value" }.count == 1)
             #expect(prepared.values.filter { $0 == "SELECT $1 + $2 AS value" }.count == 1)
