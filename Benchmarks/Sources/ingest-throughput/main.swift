@@ -196,7 +196,7 @@ struct IngestRun {
         print(
             "\(deployment.storage.backendName), \(instanceURLs.count) instance(s): \(payloads.count) ONE_TIME_CHARGE "
                 + "notifications, \(concurrency) at a time")
-        let verifySeconds = try await timeVerifier(payloads)
+        let passesBefore = try await timeVerifier(payloads, when: "")
 
         // Ingest: POST each (200 = verified and durable), then wait until every one is processed.
         let poster = try ClosedLoopPoster(
@@ -221,15 +221,16 @@ struct IngestRun {
         let coresBusy = cpuSeconds / processedSeconds / Double(ProcessInfo.processInfo.activeProcessorCount) * 100
         try await checkBalance(of: customer)
         let sorted = latencies.sorted()
-        let result = IngestResult(
-            ingestRate: Double(count) / processedSeconds, verifyRate: Double(count) / verifySeconds,
-            p50: percentile(0.5, of: sorted), p99: percentile(0.99, of: sorted))
+        let (p50, p99) = (percentile(0.5, of: sorted), percentile(0.99, of: sorted))
         print(
             "durable (all 200s) after \(format(durableSeconds)) s (\(Int(Double(count) / durableSeconds))/s), "
-                + "processed after \(format(processedSeconds)) s (\(unfinishedAtDurable ?? 0) unfinished at the last 200); POST p50 \(format(result.p50)) ms; "
-                + "verifier alone \(format(verifySeconds)) s; this process's CPU \(Int(cpuPerNotification)) µs per "
+                + "processed after \(format(processedSeconds)) s (\(unfinishedAtDurable ?? 0) unfinished at the last 200); POST p50 \(format(p50)) ms; "
+                + "this process's CPU \(Int(cpuPerNotification)) µs per "
                 + "notification (the posting client's included), the cores \(Int(coresBusy)) % busy with it")
-        return result
+        let passesAfter = try await timeVerifier(payloads, when: " after ingest")
+        let verifySeconds = median(passesBefore + passesAfter)
+        return IngestResult(
+            ingestRate: Double(count) / processedSeconds, verifyRate: Double(count) / verifySeconds, p50: p50, p99: p99)
     }
 
     /// The simulator's App Store notifications of `count` consumable purchases, spread over
@@ -252,20 +253,29 @@ struct IngestRun {
         return (store.notifications.suffix(count).map(\.signedPayload), tokens[0].0)
     }
 
-    /// Seconds the verifier alone, configured as the server configures it, takes for `payloads`,
-    /// `concurrency` at a time: the median of three passes. One pass lasts about a second, and on
-    /// the 2-core VM one pass's rate varied by a third from run to run (the host's slow stretches,
-    /// Benchmarks/README.md), and the ratio with it.
-    func timeVerifier(_ payloads: [String]) async throws -> Double {
+    /// The seconds each of three passes of the verifier alone, configured as the server configures
+    /// it, takes for `payloads`, `concurrency` at a time. One pass lasts about a second, and on the
+    /// 2-core VM one pass's rate varied by a third from run to run (the host's slow stretches,
+    /// Benchmarks/README.md), and the ratio with it: ``run()`` takes three passes before ingest
+    /// and three after, and divides by their median, so that a slow or fast stretch of the host
+    /// while the verifier alone runs weighs less against the ingest between them.
+    func timeVerifier(_ payloads: [String], when: String) async throws -> [Double] {
         var passes: [Double] = []
         let cpuStart = processCPUSeconds()
         for _ in 0..<3 { passes.append(try await timeVerifierOnce(payloads)) }
         let cpuPerNotification = (processCPUSeconds() - cpuStart) / Double(3 * payloads.count) * 1e6
         print(
-            "verifier alone: passes at "
+            "verifier alone\(when): passes at "
                 + passes.map { "\(Int(Double(payloads.count) / $0))/s" }.joined(separator: ", ")
                 + "; this process's CPU \(Int(cpuPerNotification)) µs per notification")
-        return passes.sorted()[1]
+        return passes
+    }
+
+    /// The median of `values` (the mean of the middle two for an even count).
+    func median(_ values: [Double]) -> Double {
+        let sorted = values.sorted()
+        let middle = sorted.count / 2
+        return sorted.count % 2 == 1 ? sorted[middle] : (sorted[middle - 1] + sorted[middle]) / 2
     }
 
     func timeVerifierOnce(_ payloads: [String]) async throws -> Double {
@@ -295,7 +305,7 @@ struct IngestRun {
     /// their processing; returns the summary line's figures.
     func runBacklog() async throws -> String {
         let (payloads, customer) = try await makePayloads()
-        let verifySeconds = try await timeVerifier(payloads)
+        let verifySeconds = median(try await timeVerifier(payloads, when: ""))
         let adapter = deployment.application.stores(.appStore)
         var stored: [InboxNotification] = []
         for payload in payloads {
