@@ -43,6 +43,14 @@ public protocol Storage: Sendable {
     /// round trip instead of four for each group of webhooks.
     func insertNotifications(taking items: @Sendable () -> [InboxNotification]) async throws -> [Bool]
 
+    /// How many ``insertNotifications(taking:)`` a server runs at once; the webhooks arriving
+    /// meanwhile wait and go in the next one together. On SQLite 2: the next group's transaction
+    /// runs while the last one's commit is on its way to the disk (`SQLiteWALFlusher`). On
+    /// PostgreSQL 1: each statement costs the database its planning, locks and commit, and two at
+    /// once per instance made the groups a third smaller and ingest slower (Benchmarks/README.md,
+    /// "One webhook insert at a time on PostgreSQL"); a webhook then waits at most one commit more.
+    var notificationInsertsAtOnce: Int { get }
+
     /// Releases connections; the storage is unusable afterwards.
     func close() async throws
 }

@@ -5,6 +5,7 @@ import NIOCore
 import SQLKit
 import StoreSimulator
 import Storekeeper
+import Synchronization
 import Testing
 
 @testable import StorekeeperServer
@@ -279,6 +280,37 @@ import Testing
         }
     }
 
+    /// Concurrent webhooks' inserts run as many at once as the storage asks (on PostgreSQL one per
+    /// server, each a statement the database plans, locks and commits; on SQLite two, so the next
+    /// is written while the last one's commit is flushed), however many webhooks wait.
+    @Test(arguments: ServerBackend.available) func concurrentDeliveriesAreInsertedAsManyAtOnceAsTheStorageAsks(
+        _ backend: ServerBackend
+    ) async throws {
+        try await ServerHarness.run(on: backend, processing: Self.processing) { h in
+            let purchases = try await Self.unsentPurchases(h, customer: "oli", count: 24)
+            let storage = InsertCountingStorage(h.storage)
+            let served = h.application.inbox
+            let inbox = NotificationInbox(
+                storage: storage, recorder: served.recorder, stores: served.stores, settler: served.settler,
+                settings: served.settings, clock: served.clock, logger: served.logger)
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                for purchase in purchases {
+                    group.addTask {
+                        let receipt = try await inbox.receive(
+                            .appStore, WebhookDelivery(body: Self.body(purchase.payload)))
+                        #expect(receipt == .stored)
+                    }
+                }
+                try await group.waitForAll()
+            }
+            let (most, inserts) = storage.insertsSeen
+            #expect(most == h.storage.notificationInsertsAtOnce, "at most \(most) at once in \(inserts) inserts")
+            #expect(inserts < purchases.count, "no webhook waited for another's insert")
+            let counts = try await h.storage.read { try await $0.notificationCounts() }
+            #expect(counts[.pending] == purchases.count)
+        }
+    }
+
     @Test(arguments: ServerBackend.available) func oneNotificationFailingToApplyFailsAloneInItsBatch(
         _ backend: ServerBackend
     ) async throws {
@@ -516,4 +548,45 @@ extension IngestPathTests {
 struct IngestTestError: Error, CustomStringConvertible {
     var description: String
     init(_ description: String) { self.description = description }
+}
+
+/// A storage that counts how many ``Storage/insertNotifications(taking:)`` run at once, each held
+/// for a while so that webhooks arriving meanwhile find it running; all else is forwarded.
+final class InsertCountingStorage: Storage {
+    private let storage: any Storage
+    private let inserts = Mutex((running: 0, most: 0, count: 0))
+
+    init(_ storage: any Storage) { self.storage = storage }
+
+    /// The most inserts that ran at once, and how many ran.
+    var insertsSeen: (most: Int, count: Int) { inserts.withLock { ($0.most, $0.count) } }
+
+    var backendName: String { storage.backendName }
+    var notificationInsertsAtOnce: Int { storage.notificationInsertsAtOnce }
+    func migrate() async throws -> [Int] { try await storage.migrate() }
+    func schemaVersion() async throws -> Int { try await storage.schemaVersion() }
+    func close() async throws { try await storage.close() }
+
+    func transaction<Result: Sendable>(
+        durability: CommitDurability, _ body: @Sendable (any StorageTransaction) async throws -> Result
+    ) async throws -> Result {
+        try await storage.transaction(durability: durability, body)
+    }
+
+    func read<Result: Sendable>(_ body: @Sendable (any StorageTransaction) async throws -> Result) async throws
+        -> Result
+    {
+        try await storage.read(body)
+    }
+
+    func insertNotifications(taking items: @Sendable () -> [InboxNotification]) async throws -> [Bool] {
+        inserts.withLock { inserts in
+            inserts.running += 1
+            inserts.count += 1
+            inserts.most = max(inserts.most, inserts.running)
+        }
+        defer { inserts.withLock { $0.running -= 1 } }
+        try await Task.sleep(for: .milliseconds(100))
+        return try await storage.insertNotifications(taking: items)
+    }
 }

@@ -44,7 +44,8 @@ public struct NotificationInbox: Sendable {
         self.onProcessed = onProcessed
         // The group's items are taken once the storage can write: those that arrived while it
         // waited for the writer (or a connection) go in too.
-        self.inserts = GroupCommitter(maxBatch: 256, overlapping: 2) { [storage] group in
+        self.inserts = GroupCommitter(maxBatch: 256, overlapping: storage.notificationInsertsAtOnce) {
+            [storage] group in
             try await storage.insertNotifications(taking: group.items)
         }
     }

@@ -80,6 +80,8 @@ public final class PostgresStorage: Storage {
         return try await transaction { try await $0.insertNotifications(items()) }
     }
 
+    public var notificationInsertsAtOnce: Int { 1 }
+
     /// Transactions rerun since this storage was created because PostgreSQL rolled them back in a
     /// conflict (a deadlock or serialization failure): each cost its work and a wait (a deadlock is
     /// found after `deadlock_timeout`, a second by default).

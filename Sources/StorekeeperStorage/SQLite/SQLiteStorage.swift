@@ -78,6 +78,8 @@ public final class SQLiteStorage: Storage {
         try await transaction { try await $0.insertNotifications(items()) }
     }
 
+    public var notificationInsertsAtOnce: Int { 2 }
+
     /// Checkpoints the WAL beside the writer; nil for `:memory:`.
     var checkpointer: SQLiteCheckpointer? { core.runner.checkpointer }
 
