@@ -224,9 +224,9 @@ public struct SimulatedDeployment: Sendable {
     /// worker and background jobs, as a second `storekeeper serve` behind a load balancer would be.
     /// `body` gets its base URL; the stores still deliver to the first instance.
     public func withAnotherInstance<Result: Sendable>(_ body: (String) async throws -> Result) async throws -> Result {
-        guard storage.backendName == "postgresql" else {
+        guard storage.backend == .postgresql else {
             throw DeploymentError(
-                description: "several instances share a PostgreSQL database, not \(storage.backendName)")
+                description: "several instances share a PostgreSQL database, not \(storage.backend.rawValue)")
         }
         let configuration = application.configuration
         let storage = try await StorageFactory.open(configuration.storageURL, logger: options.logger)

@@ -71,7 +71,7 @@ public final class StorekeeperApplication: Sendable {
         // Store quotas are counted in PostgreSQL, where several instances may share the database and
         // must keep within them together; a SQLite database has one process, which counts alone.
         let quotas: StoreQuotas =
-            storage.backendName == "postgresql" ? .shared(storage: storage, clock: quotaClock) : .inProcess
+            storage.backend == .postgresql ? .shared(storage: storage, clock: quotaClock) : .inProcess
         let appStoreApps = try AppStoreApps(
             configuration: configuration, clock: clock, httpClient: httpClient, quotas: quotas)
         offers = try OfferSigningService(

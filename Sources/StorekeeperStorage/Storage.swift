@@ -7,8 +7,8 @@ public import Storekeeper
 /// All reads and writes happen inside ``transaction(_:)``: processing one notification, one
 /// submission or one debit is one transaction, so a crash leaves either all of it or none.
 public protocol Storage: Sendable {
-    /// `sqlite` or `postgresql`.
-    var backendName: String { get }
+    /// Which database this storage keeps its data in.
+    var backend: StorageBackend { get }
 
     /// Brings the schema up to date; returns the versions it applied (none when current). Safe to
     /// call from several instances at once.
@@ -62,6 +62,14 @@ extension Storage {
     ) async throws -> Result {
         try await transaction(durability: .flushed, body)
     }
+}
+
+/// The databases a ``Storage`` can keep its data in.
+public enum StorageBackend: String, Sendable, Hashable, CaseIterable {
+    /// An embedded SQLite file: one server instance.
+    case sqlite
+    /// A PostgreSQL database: one or several server instances sharing it.
+    case postgresql
 }
 
 /// Whether a commit waits until it is on disk.

@@ -201,15 +201,15 @@ import Testing
             try await h.storage.transaction { transaction in
                 let database = try #require((transaction as? SQLStorageTransaction)?.database)
                 try await database.raw("CREATE TABLE leases_written (dedupe_key TEXT NOT NULL)").run()
-                switch h.storage.backendName {
-                case "sqlite":
+                switch h.storage.backend {
+                case .sqlite:
                     try await database.raw(
                         """
                         CREATE TRIGGER log_leases AFTER UPDATE OF next_attempt_at ON inbox
                         WHEN NEW.status = 'pending' BEGIN INSERT INTO leases_written VALUES (NEW.dedupe_key); END
                         """
                     ).run()
-                default:
+                case .postgresql:
                     try await database.raw(
                         """
                         CREATE FUNCTION log_leases() RETURNS trigger AS $$
@@ -321,15 +321,15 @@ import Testing
             // applying the batch, after the notifications before it were applied.
             try await h.storage.transaction { transaction in
                 let database = try #require((transaction as? SQLStorageTransaction)?.database)
-                switch h.storage.backendName {
-                case "sqlite":
+                switch h.storage.backend {
+                case .sqlite:
                     try await database.raw(
                         """
                         CREATE TRIGGER refuse_poisoned BEFORE INSERT ON purchases
                         WHEN NEW.id = \(literal: poisoned) BEGIN SELECT RAISE(ABORT, 'refused by test'); END
                         """
                     ).run()
-                default:
+                case .postgresql:
                     try await database.raw(
                         """
                         CREATE FUNCTION refuse_poisoned() RETURNS trigger AS $$
@@ -561,7 +561,7 @@ final class InsertCountingStorage: Storage {
     /// The most inserts that ran at once, and how many ran.
     var insertsSeen: (most: Int, count: Int) { inserts.withLock { ($0.most, $0.count) } }
 
-    var backendName: String { storage.backendName }
+    var backend: StorageBackend { storage.backend }
     var notificationInsertsAtOnce: Int { storage.notificationInsertsAtOnce }
     func migrate() async throws -> [Int] { try await storage.migrate() }
     func schemaVersion() async throws -> Int { try await storage.schemaVersion() }

@@ -18,7 +18,7 @@ import Testing
     @Test(arguments: Backend.available)
     func customersRoundTripAndConflict(backend: Backend) async throws {
         try await TestDatabase.withFresh(backend) { storage, _ async throws in
-            #expect(storage.backendName == backend.rawValue)
+            #expect(storage.backend.rawValue == backend.rawValue)
             let alice = makeCustomer("alice")
             let bob = makeCustomer("bob ✓ with spaces", at: date(milliseconds: -1_500))
             try await storage.transaction { transaction async throws in

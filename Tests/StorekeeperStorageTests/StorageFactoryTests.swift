@@ -77,7 +77,7 @@ import Testing
         defer { try? FileManager.default.removeItem(at: directory) }
         let storage = try await StorageFactory.open(
             "sqlite://\(directory.appendingPathComponent("db.sqlite").path)", logger: Logger(label: "test"))
-        #expect(storage.backendName == "sqlite")
+        #expect(storage.backend == .sqlite)
         #expect(try await storage.migrate() == Migration.all.map(\.version))
         try await storage.close()
         #expect(FileManager.default.fileExists(atPath: directory.appendingPathComponent("db.sqlite").path))
@@ -117,7 +117,7 @@ import Testing
         let storage = try PostgresStorage(
             url: "postgres://sk:hunter2@127.0.0.1:1/db?sslmode=disable&connect_timeout=1&acquire_timeout=1",
             logger: quiet)
-        #expect(storage.backendName == "postgresql")
+        #expect(storage.backend == .postgresql)
         #expect(!storage.location.description.contains("hunter2"))
         let error = await expectStorageError(.unavailable) { try await storage.migrate() }
         #expect(error?.detail.contains("127.0.0.1") == true, "\(error?.detail ?? "")")

@@ -194,7 +194,7 @@ struct IngestRun {
     func run() async throws -> IngestResult {
         let (payloads, customer) = try await makePayloads()
         print(
-            "\(deployment.storage.backendName), \(instanceURLs.count) instance(s): \(payloads.count) ONE_TIME_CHARGE "
+            "\(deployment.storage.backend.rawValue), \(instanceURLs.count) instance(s): \(payloads.count) ONE_TIME_CHARGE "
                 + "notifications, \(concurrency) at a time")
         let passesBefore = try await timeVerifier(payloads, when: "")
 
@@ -320,7 +320,8 @@ struct IngestRun {
         try await storage.transaction { [stored] transaction in
             for notification in stored { _ = try await transaction.insertNotification(notification) }
         }
-        print("\(deployment.storage.backendName): \(count) ONE_TIME_CHARGE notifications stored at once, processing")
+        print(
+            "\(deployment.storage.backend.rawValue): \(count) ONE_TIME_CHARGE notifications stored at once, processing")
         let start = ContinuousClock.now
         var halfway: ContinuousClock.Instant?
         while true {

@@ -17,7 +17,7 @@ import Synchronization
 ///
 /// The pool runs in a task of its own from ``init(url:logger:)`` until ``close()``.
 public final class PostgresStorage: Storage {
-    public var backendName: String { "postgresql" }
+    public var backend: StorageBackend { .postgresql }
 
     /// Where the database is (its description leaves the password out).
     public let location: PostgresLocation

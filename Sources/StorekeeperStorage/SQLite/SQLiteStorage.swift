@@ -15,7 +15,7 @@ import Synchronization
 /// Don't call ``transaction(_:)`` from inside a transaction of the same storage: it would wait
 /// for itself, so it throws instead.
 public final class SQLiteStorage: Storage {
-    public var backendName: String { "sqlite" }
+    public var backend: StorageBackend { .sqlite }
 
     /// The database file (or `:memory:`).
     public let path: String
