@@ -48,7 +48,7 @@ public protocol Storage: Sendable {
     /// runs while the last one's commit is on its way to the disk (`SQLiteWALFlusher`). On
     /// PostgreSQL 1: each statement costs the database its planning, locks and commit, and two at
     /// once per instance made the groups a third smaller and ingest slower (Benchmarks/README.md,
-    /// "One webhook insert at a time on PostgreSQL"); a webhook then waits at most one commit more.
+    /// 2026-11-30, tenth); a webhook then waits at most one commit more.
     var notificationInsertsAtOnce: Int { get }
 
     /// Releases connections; the storage is unusable afterwards.
