@@ -47,8 +47,9 @@ public protocol Storage: Sendable {
     /// meanwhile wait and go in the next one together. On SQLite 2: the next group's transaction
     /// runs while the last one's commit is on its way to the disk (`SQLiteWALFlusher`). On
     /// PostgreSQL 1: each statement costs the database its planning, locks and commit, and two at
-    /// once per instance made the groups a third smaller and ingest slower (Benchmarks/README.md,
-    /// 2026-11-30, tenth); a webhook then waits at most one commit more.
+    /// once per instance made the groups a third smaller and ingest slower where commits do not wait
+    /// for the disk, and no faster where they do (Benchmarks/README.md, 2026-11-30, tenth); a
+    /// webhook then waits at most one commit more.
     var notificationInsertsAtOnce: Int { get }
 
     /// Releases connections; the storage is unusable afterwards.
