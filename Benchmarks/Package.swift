@@ -74,6 +74,8 @@ let package = Package(
                 .product(name: "Hummingbird", package: "hummingbird"),
                 // The notifications are posted over plain SwiftNIO channels (ClosedLoopPoster).
                 "LoadHTTP",
+                // `median`, as verify-throughput summarizes its passes.
+                "VerifyFixture",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),

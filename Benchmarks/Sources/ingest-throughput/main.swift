@@ -9,6 +9,7 @@ import Storekeeper
 import StorekeeperDemo
 import StorekeeperServer
 import StorekeeperStorage
+import VerifyFixture
 
 // Notification ingest over HTTP: App Store Server Notifications posted to running Storekeeper
 // servers (verified, stored durably before the 200, then processed), on SQLite or PostgreSQL, with
@@ -269,13 +270,6 @@ struct IngestRun {
                 + passes.map { "\(Int(Double(payloads.count) / $0))/s" }.joined(separator: ", ")
                 + "; this process's CPU \(Int(cpuPerNotification)) µs per notification")
         return passes
-    }
-
-    /// The median of `values` (the mean of the middle two for an even count).
-    func median(_ values: [Double]) -> Double {
-        let sorted = values.sorted()
-        let middle = sorted.count / 2
-        return sorted.count % 2 == 1 ? sorted[middle] : (sorted[middle - 1] + sorted[middle]) / 2
     }
 
     func timeVerifierOnce(_ payloads: [String]) async throws -> Double {

@@ -133,10 +133,4 @@ enum ThroughputRun {
         let (whole, attoseconds) = duration.components
         return Double(whole) + Double(attoseconds) * 1e-18
     }
-
-    static func median(_ values: [Double]) -> Double {
-        let sorted = values.sorted()
-        let middle = sorted.count / 2
-        return sorted.count.isMultiple(of: 2) ? (sorted[middle - 1] + sorted[middle]) / 2 : sorted[middle]
-    }
 }
