@@ -7,7 +7,7 @@ import Testing
 
 /// The App Store story end to end: simulator → webhook → inbox → processing → customer view.
 @Suite(.serialized) struct AppStoreLifecycleTests {
-    @Test(arguments: ServerBackend.available) func subscriptionLifecycleThroughNotifications(_ backend: ServerBackend)
+    @Test(arguments: StorageBackend.available) func subscriptionLifecycleThroughNotifications(_ backend: StorageBackend)
         async throws
     {
         try await ServerHarness.run(on: backend) { h in
@@ -59,8 +59,8 @@ import Testing
         }
     }
 
-    @Test(arguments: ServerBackend.available) func refundRemovesAccessAndAConsumableRefundTakesCreditsBack(
-        _ backend: ServerBackend
+    @Test(arguments: StorageBackend.available) func refundRemovesAccessAndAConsumableRefundTakesCreditsBack(
+        _ backend: StorageBackend
     ) async throws {
         try await ServerHarness.run(on: backend) { h in
             let token = try await h.createCustomer("bob")
@@ -99,8 +99,8 @@ import Testing
         }
     }
 
-    @Test(arguments: ServerBackend.available) func duplicatedAndReorderedDeliveriesGiveTheInOrderState(
-        _ backend: ServerBackend
+    @Test(arguments: StorageBackend.available) func duplicatedAndReorderedDeliveriesGiveTheInOrderState(
+        _ backend: StorageBackend
     ) async throws {
         try await ServerHarness.run(on: backend) { h in
             let token = try await h.createCustomer("carol")
@@ -124,8 +124,8 @@ import Testing
         }
     }
 
-    @Test(arguments: ServerBackend.available) func forgedAndGarbledNotificationsAreRefusedAndChangeNothing(
-        _ backend: ServerBackend
+    @Test(arguments: StorageBackend.available) func forgedAndGarbledNotificationsAreRefusedAndChangeNothing(
+        _ backend: StorageBackend
     ) async throws {
         try await ServerHarness.run(on: backend) { h in
             _ = try await h.createCustomer("dave")
@@ -165,7 +165,7 @@ import Testing
         }
     }
 
-    @Test(arguments: ServerBackend.available) func customerAPIRequiresKeysAndValidatesInput(_ backend: ServerBackend)
+    @Test(arguments: StorageBackend.available) func customerAPIRequiresKeysAndValidatesInput(_ backend: StorageBackend)
         async throws
     {
         try await ServerHarness.run(on: backend) { h in
@@ -240,8 +240,8 @@ import Testing
         }
     }
 
-    @Test(arguments: ServerBackend.available) func appReceiptsAreResolvedThroughTheTransactionHistory(
-        _ backend: ServerBackend
+    @Test(arguments: StorageBackend.available) func appReceiptsAreResolvedThroughTheTransactionHistory(
+        _ backend: StorageBackend
     ) async throws {
         try await ServerHarness.run(on: backend) { h in
             let store = h.simulator.appStore

@@ -10,8 +10,8 @@ import Testing
 /// sent by the simulator, verified, stored and processed by the server, with the customer view
 /// checked after each step; at the end no notification is left failed or pending.
 @Suite(.serialized) struct AppStoreNotificationTypesTests {
-    @Test(arguments: ServerBackend.available) func everyTypeIsProcessedAndMovesTheCustomerAsItShould(
-        _ backend: ServerBackend
+    @Test(arguments: StorageBackend.available) func everyTypeIsProcessedAndMovesTheCustomerAsItShould(
+        _ backend: StorageBackend
     ) async throws {
         try await ServerHarness.run(on: backend, appStoreGracePeriodDays: 3) { h in
             let store = h.simulator.appStore

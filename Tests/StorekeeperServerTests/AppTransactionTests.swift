@@ -5,6 +5,7 @@ import StoreSimulator
 import Storekeeper
 import StorekeeperDemo
 import StorekeeperServer
+import StorekeeperStorage
 import Testing
 
 /// App transactions end to end (issue 15, item 1): the app's backend submits the app transaction
@@ -22,8 +23,8 @@ import Testing
         (response.body["error"] as? [String: Any])?["code"] as? String
     }
 
-    @Test(arguments: ServerBackend.available)
-    func purchasesWithoutATokenReachTheCustomerOfTheirAppTransaction(_ backend: ServerBackend) async throws {
+    @Test(arguments: StorageBackend.available)
+    func purchasesWithoutATokenReachTheCustomerOfTheirAppTransaction(_ backend: StorageBackend) async throws {
         try await ServerHarness.run(on: backend) { h in
             let store = h.simulator.appStore
             _ = try await h.createCustomer("abe")
@@ -62,8 +63,8 @@ import Testing
         }
     }
 
-    @Test(arguments: ServerBackend.available)
-    func aFamilyMembersPurchaseReachesTheMemberAndFamilyRevokeTakesItBack(_ backend: ServerBackend) async throws {
+    @Test(arguments: StorageBackend.available)
+    func aFamilyMembersPurchaseReachesTheMemberAndFamilyRevokeTakesItBack(_ backend: StorageBackend) async throws {
         try await ServerHarness.run(on: backend) { h in
             let store = h.simulator.appStore
             let parent = try await h.createCustomer("pam")
@@ -92,8 +93,8 @@ import Testing
         }
     }
 
-    @Test(arguments: ServerBackend.available)
-    func aBadAppTransactionGetsASpecificErrorAndLinksNothing(_ backend: ServerBackend) async throws {
+    @Test(arguments: StorageBackend.available)
+    func aBadAppTransactionGetsASpecificErrorAndLinksNothing(_ backend: StorageBackend) async throws {
         try await ServerHarness.run(on: backend) { h in
             let store = h.simulator.appStore
             _ = try await h.createCustomer("cal")
@@ -133,8 +134,8 @@ import Testing
         }
     }
 
-    @Test(arguments: ServerBackend.available)
-    func aTransactionWithoutAppTransactionIdGetsItFromGetAppTransactionInfo(_ backend: ServerBackend) async throws {
+    @Test(arguments: StorageBackend.available)
+    func aTransactionWithoutAppTransactionIdGetsItFromGetAppTransactionInfo(_ backend: StorageBackend) async throws {
         try await ServerHarness.run(on: backend) { h in
             let store = h.simulator.appStore
             let token = try await h.createCustomer("fin")

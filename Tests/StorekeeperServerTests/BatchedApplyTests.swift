@@ -55,7 +55,8 @@ import Testing
         ]
     }
 
-    @Test(arguments: ServerBackend.available) func aBatchLeavesWhatOneByOneLeaves(_ backend: ServerBackend) async throws
+    @Test(arguments: StorageBackend.available) func aBatchLeavesWhatOneByOneLeaves(_ backend: StorageBackend)
+        async throws
     {
         let alice = Customer(id: CustomerID("alice"), appAccountToken: UUID(), createdAt: Facts.t0)
         let bob = Customer(id: CustomerID("bob"), appAccountToken: UUID(), createdAt: Facts.t0)
@@ -103,8 +104,8 @@ import Testing
         #expect(oneByOne.events.count > 10)
     }
 
-    @Test(arguments: ServerBackend.available) func aBatchWhoseLedgerKeyIsTakenFailsWholeAndChangesNothing(
-        _ backend: ServerBackend
+    @Test(arguments: StorageBackend.available) func aBatchWhoseLedgerKeyIsTakenFailsWholeAndChangesNothing(
+        _ backend: StorageBackend
     ) async throws {
         let alice = Customer(id: CustomerID("alice"), appAccountToken: UUID(), createdAt: Facts.t0)
         let fact = Facts.coins("coins-9", at: 10, hint: Facts.hint(of: alice))
@@ -180,7 +181,7 @@ import Testing
     }
 
     static func withStorage<Result: Sendable>(
-        _ backend: ServerBackend, _ body: (any Storage) async throws -> Result
+        _ backend: StorageBackend, _ body: (any Storage) async throws -> Result
     ) async throws -> Result {
         try await backend.withFreshDatabase { try await withStorage(at: $0, body) }
     }

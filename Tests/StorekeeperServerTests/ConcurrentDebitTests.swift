@@ -9,7 +9,8 @@ import Testing
 /// Debits of one balance from two server instances on one database at once: each is checked
 /// against what the others left, so the balance never goes below zero.
 @Suite(.serialized) struct ConcurrentDebitTests {
-    @Test(arguments: ServerBackend.available) func concurrentDebitsNeverOverdraw(_ backend: ServerBackend) async throws
+    @Test(arguments: StorageBackend.available) func concurrentDebitsNeverOverdraw(_ backend: StorageBackend)
+        async throws
     {
         switch backend {
         case .sqlite:

@@ -66,8 +66,8 @@ import Testing
         }
     }
 
-    @Test(arguments: ServerBackend.available)
-    func searchTimelineAndStoreActions(_ backend: ServerBackend) async throws {
+    @Test(arguments: StorageBackend.available)
+    func searchTimelineAndStoreActions(_ backend: StorageBackend) async throws {
         let client = HTTPClient(
             eventLoopGroupProvider: .singleton,
             configuration: HTTPClient.Configuration(redirectConfiguration: .disallow))

@@ -4,6 +4,7 @@ import NIOCore
 import StoreSimulator
 import Storekeeper
 import StorekeeperServer
+import StorekeeperStorage
 import Testing
 
 /// The customer's timeline in the console shows what the server told Apple on a consumption
@@ -31,8 +32,8 @@ import Testing
         return String(buffer: try await response.body.collect(upTo: 4 << 20))
     }
 
-    @Test(arguments: ServerBackend.available)
-    func theTimelineShowsConsumptionAnswersEventsAndPrices(_ backend: ServerBackend) async throws {
+    @Test(arguments: StorageBackend.available)
+    func theTimelineShowsConsumptionAnswersEventsAndPrices(_ backend: StorageBackend) async throws {
         let console = ConsoleSettings(operators: [
             ConsoleOperator(name: "rita", role: .readOnly, credential: .password(Self.password))
         ])

@@ -2,6 +2,7 @@ import Foundation
 import NIOHTTP1
 import StoreSimulator
 import Storekeeper
+import StorekeeperStorage
 import TestSupport
 import Testing
 
@@ -12,7 +13,7 @@ import Testing
     /// What the customer looks like after a delivery plan; two runs with the same lifecycle seed
     /// make the same notifications (the simulator is seeded too), so their views can be compared.
     func customerAfter(
-        lifecycle seed: UInt64, on backend: ServerBackend, deliver: ([String], inout SplitMix64) -> [String]
+        lifecycle seed: UInt64, on backend: StorageBackend, deliver: ([String], inout SplitMix64) -> [String]
     ) async throws -> (entitlements: [EntitlementView], subscriptions: [PurchaseView], events: Int) {
         var result: ([EntitlementView], [PurchaseView], Int) = ([], [], 0)
         try await ServerHarness.run(on: backend, appStoreGracePeriodDays: 3) { h in
@@ -54,8 +55,8 @@ import Testing
         return result
     }
 
-    @Test(arguments: ServerBackend.available) func shuffledDuplicatedDeliveryGivesTheInOrderView(
-        _ backend: ServerBackend
+    @Test(arguments: StorageBackend.available) func shuffledDuplicatedDeliveryGivesTheInOrderView(
+        _ backend: StorageBackend
     ) async throws {
         let seeds: [UInt64] = backend == .sqlite ? [1, 2, 3, 4, 5, 6] : [7, 8, 9]
         for seed in seeds {

@@ -1,6 +1,7 @@
 import Foundation
 import Storekeeper
 import StorekeeperDemo
+import StorekeeperStorage
 import Synchronization
 import Testing
 
@@ -8,7 +9,7 @@ import Testing
 /// step, for both stores, on both storage backends.
 @Suite(.serialized) struct DemoStoryTests {
     /// Runs the story and returns its lines.
-    func tell(on backend: ServerBackend, policy: OwnershipPolicy = .keep) async throws -> [DemoStory.Line] {
+    func tell(on backend: StorageBackend, policy: OwnershipPolicy = .keep) async throws -> [DemoStory.Line] {
         let lines = Mutex<[DemoStory.Line]>([])
         // The demo's App Store app has a 3-day grace period.
         try await ServerHarness.run(on: backend, policy: policy, appStoreGracePeriodDays: 3) { h in
@@ -48,7 +49,8 @@ import Testing
     ]
     static let ginaCoins = [0, 0, 0, 0, 0, 0, 0, 0, 30, 20]
 
-    @Test(arguments: ServerBackend.available) func everyStepEndsAsTheStorySays(_ backend: ServerBackend) async throws {
+    @Test(arguments: StorageBackend.available) func everyStepEndsAsTheStorySays(_ backend: StorageBackend) async throws
+    {
         let lines = try await tell(on: backend)
         let alice = views(lines, of: "alice")
         #expect(states(alice, "pro") == Self.alicePro)

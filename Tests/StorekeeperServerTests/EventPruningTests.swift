@@ -35,7 +35,7 @@ import Testing
 
     /// A router on a fresh database of `backend`, its application on `clock` with `retention`.
     static func withApplication(
-        _ backend: ServerBackend, clock: ManualClock, retention: RetentionSettings,
+        _ backend: StorageBackend, clock: ManualClock, retention: RetentionSettings,
         configuredEndpoint: Bool = false,
         _ body: @Sendable (any TestClientProtocol, StorekeeperApplication) async throws -> Void
     ) async throws {
@@ -62,8 +62,8 @@ import Testing
         try await WebhookEndpointRoutesTests.call(client, .get, "/v1/events?after=\(after)")
     }
 
-    @Test(arguments: ServerBackend.available) func oldEventsGoStrictlyByAgeInBatchesAndExpiredCursorsSaySo(
-        _ backend: ServerBackend
+    @Test(arguments: StorageBackend.available) func oldEventsGoStrictlyByAgeInBatchesAndExpiredCursorsSaySo(
+        _ backend: StorageBackend
     ) async throws {
         let clock = ManualClock(Self.start)
         let retention = RetentionSettings(events: 30 * Self.day, deliveryAttempts: 30 * Self.day, batchSize: 2)
@@ -108,7 +108,7 @@ import Testing
         }
     }
 
-    @Test(arguments: ServerBackend.available) func eventsAnEndpointStillHasToDeliverAreKept(_ backend: ServerBackend)
+    @Test(arguments: StorageBackend.available) func eventsAnEndpointStillHasToDeliverAreKept(_ backend: StorageBackend)
         async throws
     {
         let clock = ManualClock(Self.start)
@@ -174,7 +174,7 @@ import Testing
         }
     }
 
-    @Test(arguments: ServerBackend.available) func oldDeliveryAttemptsGo(_ backend: ServerBackend) async throws {
+    @Test(arguments: StorageBackend.available) func oldDeliveryAttemptsGo(_ backend: StorageBackend) async throws {
         let clock = ManualClock(Self.start)
         let retention = RetentionSettings(events: nil, deliveryAttempts: 7 * Self.day, batchSize: 3)
         try await Self.withApplication(backend, clock: clock, retention: retention, configuredEndpoint: true) {
@@ -207,8 +207,8 @@ import Testing
 
     /// Processed notifications go after `retention.notifications`, in batches; one still to do
     /// stays; with the retention off (nil) nothing goes.
-    @Test(arguments: ServerBackend.available) func processedNotificationsGoAfterTheirRetention(
-        _ backend: ServerBackend
+    @Test(arguments: StorageBackend.available) func processedNotificationsGoAfterTheirRetention(
+        _ backend: StorageBackend
     ) async throws {
         let clock = ManualClock(Self.start)
         for kept in [30 * Self.day, nil] {

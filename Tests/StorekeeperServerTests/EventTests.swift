@@ -16,7 +16,7 @@ import Testing
     /// A harness whose server delivers every event to `url` (the job's own rounds are an hour
     /// apart: tests run ``WebhookDispatcher/run()`` at the simulated moment they choose).
     static func run(
-        on backend: ServerBackend, url: URL, secrets: [String] = [secret], policy: OwnershipPolicy = .keep,
+        on backend: StorageBackend, url: URL, secrets: [String] = [secret], policy: OwnershipPolicy = .keep,
         timeout: TimeInterval = 2, _ body: (ServerHarness) async throws -> Void
     ) async throws {
         try await ServerHarness.run(
@@ -80,8 +80,8 @@ import Testing
         }
     }
 
-    @Test(arguments: ServerBackend.available) func appStoreLifecycleProducesSignedOrderedEvents(
-        _ backend: ServerBackend
+    @Test(arguments: StorageBackend.available) func appStoreLifecycleProducesSignedOrderedEvents(
+        _ backend: StorageBackend
     ) async throws {
         let receiver = WebhookReceiver()
         try await receiver.run(port: 0) { port in
@@ -182,7 +182,7 @@ import Testing
         }
     }
 
-    @Test(arguments: ServerBackend.available) func googlePlayLifecycleAndTransferEvents(_ backend: ServerBackend)
+    @Test(arguments: StorageBackend.available) func googlePlayLifecycleAndTransferEvents(_ backend: StorageBackend)
         async throws
     {
         let receiver = WebhookReceiver()
@@ -236,8 +236,8 @@ import Testing
         }
     }
 
-    @Test(arguments: ServerBackend.available) func receiverDownThenUpGetsEverythingInOrderPerCustomer(
-        _ backend: ServerBackend
+    @Test(arguments: StorageBackend.available) func receiverDownThenUpGetsEverythingInOrderPerCustomer(
+        _ backend: StorageBackend
     ) async throws {
         let port = try await WebhookReceiver.freePort()
         try await Self.run(on: backend, url: Self.hookURL(port)) { h in
@@ -288,8 +288,8 @@ import Testing
         }
     }
 
-    @Test(arguments: ServerBackend.available) func failuresAreRetriedOnScheduleThenDeadLetteredAndRedelivered(
-        _ backend: ServerBackend
+    @Test(arguments: StorageBackend.available) func failuresAreRetriedOnScheduleThenDeadLetteredAndRedelivered(
+        _ backend: StorageBackend
     ) async throws {
         let receiver = WebhookReceiver()
         try await receiver.run(port: 0) { port in
@@ -423,7 +423,8 @@ import Testing
         }
     }
 
-    @Test(arguments: ServerBackend.available) func rotationSignsWithBothSecrets(_ backend: ServerBackend) async throws {
+    @Test(arguments: StorageBackend.available) func rotationSignsWithBothSecrets(_ backend: StorageBackend) async throws
+    {
         let receiver = WebhookReceiver()
         try await receiver.run(port: 0) { port in
             try await Self.run(on: backend, url: Self.hookURL(port), secrets: [Self.secret, Self.previousSecret]) { h in
@@ -459,7 +460,9 @@ import Testing
         }
     }
 
-    @Test(arguments: ServerBackend.available) func badFeedAndWebhookRequestsGetSpecificErrors(_ backend: ServerBackend)
+    @Test(arguments: StorageBackend.available) func badFeedAndWebhookRequestsGetSpecificErrors(
+        _ backend: StorageBackend
+    )
         async throws
     {
         try await Self.run(on: backend, url: Self.hookURL(9)) { h in
@@ -496,7 +499,7 @@ import Testing
         }
     }
 
-    @Test(arguments: ServerBackend.available) func eventsCommitWithTheirChangeOrNotAtAll(_ backend: ServerBackend)
+    @Test(arguments: StorageBackend.available) func eventsCommitWithTheirChangeOrNotAtAll(_ backend: StorageBackend)
         async throws
     {
         try await ServerHarness.run(on: backend) { h in

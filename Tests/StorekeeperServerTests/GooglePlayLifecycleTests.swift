@@ -12,8 +12,8 @@ import Testing
 @Suite(.serialized) struct GooglePlayLifecycleTests {
     static let package = ServerHarness.packageName
 
-    @Test(arguments: ServerBackend.available) func subscriptionLifecycleThroughRealTimeNotifications(
-        _ backend: ServerBackend
+    @Test(arguments: StorageBackend.available) func subscriptionLifecycleThroughRealTimeNotifications(
+        _ backend: StorageBackend
     ) async throws {
         try await ServerHarness.run(on: backend) { h in
             let play = h.simulator.googlePlay
@@ -68,7 +68,7 @@ import Testing
         }
     }
 
-    @Test(arguments: ServerBackend.available) func pauseResumeAndRestart(_ backend: ServerBackend) async throws {
+    @Test(arguments: StorageBackend.available) func pauseResumeAndRestart(_ backend: StorageBackend) async throws {
         try await ServerHarness.run(on: backend) { h in
             let play = h.simulator.googlePlay
             let token = try await h.googlePlaySubscription("paula")
@@ -93,8 +93,8 @@ import Testing
         }
     }
 
-    @Test(arguments: ServerBackend.available) func upgradeSupersedesTheOldTokenAndGrantsTheNewProduct(
-        _ backend: ServerBackend
+    @Test(arguments: StorageBackend.available) func upgradeSupersedesTheOldTokenAndGrantsTheNewProduct(
+        _ backend: StorageBackend
     ) async throws {
         try await ServerHarness.run(on: backend) { h in
             let play = h.simulator.googlePlay
@@ -115,8 +115,8 @@ import Testing
     /// An upgrade whose payment is pending replaces nothing yet: the customer keeps the old
     /// subscription's access while the new purchase waits, keeps it if the payment is canceled,
     /// and has the new product instead once a payment completes.
-    @Test(arguments: ServerBackend.available) func aPendingUpgradeLeavesTheOldSubscriptionUntilItIsPaid(
-        _ backend: ServerBackend
+    @Test(arguments: StorageBackend.available) func aPendingUpgradeLeavesTheOldSubscriptionUntilItIsPaid(
+        _ backend: StorageBackend
     ) async throws {
         try await ServerHarness.run(on: backend) { h in
             let play = h.simulator.googlePlay
@@ -154,8 +154,8 @@ import Testing
         }
     }
 
-    @Test(arguments: ServerBackend.available) func submittedPurchasesAreLinkedAcknowledgedAndConsumed(
-        _ backend: ServerBackend
+    @Test(arguments: StorageBackend.available) func submittedPurchasesAreLinkedAcknowledgedAndConsumed(
+        _ backend: StorageBackend
     ) async throws {
         try await ServerHarness.run(on: backend) { h in
             let play = h.simulator.googlePlay
@@ -199,8 +199,8 @@ import Testing
     /// presents its token once more): Google's answer then says Purchased, with the refunded units
     /// gone from `refundableQuantity`. (Read as not refunded at a newer time, it gave the refunded
     /// credits back.)
-    @Test(arguments: ServerBackend.available) func aPartialRefundStaysWhenThePurchaseIsReadAgain(
-        _ backend: ServerBackend
+    @Test(arguments: StorageBackend.available) func aPartialRefundStaysWhenThePurchaseIsReadAgain(
+        _ backend: StorageBackend
     ) async throws {
         try await ServerHarness.run(on: backend) { h in
             let play = h.simulator.googlePlay
@@ -222,7 +222,7 @@ import Testing
         }
     }
 
-    @Test(arguments: ServerBackend.available) func refundsAndVoidsRemoveAccessAndCredits(_ backend: ServerBackend)
+    @Test(arguments: StorageBackend.available) func refundsAndVoidsRemoveAccessAndCredits(_ backend: StorageBackend)
         async throws
     {
         try await ServerHarness.run(on: backend) { h in
@@ -253,8 +253,8 @@ import Testing
     /// revocation's push says more. A push processed after it (a renewal's, late or redelivered)
     /// leaves the purchase revoked, as in-order delivery does, and adds no event. (It was taken for
     /// an expiry: `revoked` became `expired`, with a `subscription.expired` after the revocation.)
-    @Test(arguments: ServerBackend.available) func aPushProcessedAfterTheRevocationLeavesItRevoked(
-        _ backend: ServerBackend
+    @Test(arguments: StorageBackend.available) func aPushProcessedAfterTheRevocationLeavesItRevoked(
+        _ backend: StorageBackend
     ) async throws {
         try await ServerHarness.run(on: backend) { h in
             let play = h.simulator.googlePlay
@@ -291,7 +291,7 @@ import Testing
         }
     }
 
-    @Test(arguments: ServerBackend.available) func pendingPurchaseGrantsNothingUntilPaid(_ backend: ServerBackend)
+    @Test(arguments: StorageBackend.available) func pendingPurchaseGrantsNothingUntilPaid(_ backend: StorageBackend)
         async throws
     {
         try await ServerHarness.run(on: backend) { h in
@@ -312,8 +312,8 @@ import Testing
         }
     }
 
-    @Test(arguments: ServerBackend.available) func pushesWithoutAValidTokenAreRefusedAndStoreNothing(
-        _ backend: ServerBackend
+    @Test(arguments: StorageBackend.available) func pushesWithoutAValidTokenAreRefusedAndStoreNothing(
+        _ backend: StorageBackend
     ) async throws {
         try await ServerHarness.run(on: backend) { h in
             let play = h.simulator.googlePlay
@@ -409,8 +409,8 @@ import Testing
         }
     }
 
-    @Test(arguments: ServerBackend.available) func deferralsCanceledPendingPurchasesAndTestNotifications(
-        _ backend: ServerBackend
+    @Test(arguments: StorageBackend.available) func deferralsCanceledPendingPurchasesAndTestNotifications(
+        _ backend: StorageBackend
     ) async throws {
         try await ServerHarness.run(on: backend) { h in
             let play = h.simulator.googlePlay

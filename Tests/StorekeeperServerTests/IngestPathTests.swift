@@ -39,7 +39,7 @@ import Testing
 
     static func body(_ payload: String) -> Data { Data(#"{"signedPayload":"\#(payload)"}"#.utf8) }
 
-    @Test(arguments: ServerBackend.available) func processingUsesWhatTheWebhookVerified(_ backend: ServerBackend)
+    @Test(arguments: StorageBackend.available) func processingUsesWhatTheWebhookVerified(_ backend: StorageBackend)
         async throws
     {
         try await ServerHarness.run(on: backend, processing: Self.processing) { h in
@@ -88,8 +88,8 @@ import Testing
     /// An App Store body is stored with its certificate chain once and its tokens decoded
     /// (`StoredNotificationBody`): under a third of its size, in its row on PostgreSQL (migration 19:
     /// nothing in the TOAST table), and read back byte for byte, so that it still verifies.
-    @Test(arguments: ServerBackend.available) func aBodyIsStoredWithItsChainOnceAndReadBackAsReceived(
-        _ backend: ServerBackend
+    @Test(arguments: StorageBackend.available) func aBodyIsStoredWithItsChainOnceAndReadBackAsReceived(
+        _ backend: StorageBackend
     ) async throws {
         try await ServerHarness.run(on: backend, processing: Self.processing) { h in
             let body = Self.body(try await Self.unsentPurchases(h, customer: "una", count: 1)[0].payload)
@@ -130,8 +130,8 @@ import Testing
     /// A claim reads a notification's kept record instead of its body (~8.6 KB for the App Store,
     /// read back for nothing), and the body only where nothing was kept; a record that cannot be
     /// read has the notification read whole and verified from its body.
-    @Test(arguments: ServerBackend.available) func aClaimReadsTheKeptRecordInsteadOfTheBody(
-        _ backend: ServerBackend
+    @Test(arguments: StorageBackend.available) func aClaimReadsTheKeptRecordInsteadOfTheBody(
+        _ backend: StorageBackend
     ) async throws {
         try await ServerHarness.run(on: backend, processing: Self.processing) { h in
             let payloads = try await Self.unsentPurchases(h, customer: "ida", count: 2).map(\.payload)
@@ -192,8 +192,8 @@ import Testing
     /// An App Store notification is interpreted from what the webhook verified, with no API call:
     /// it is claimed, applied and marked processed in one transaction, its claim a row lock, with
     /// no lease written first (a lease was a transaction and a row update of its own per batch).
-    @Test(arguments: ServerBackend.available) func appStoreNotificationsAreAppliedWhereTheyAreClaimedWithoutALease(
-        _ backend: ServerBackend
+    @Test(arguments: StorageBackend.available) func appStoreNotificationsAreAppliedWhereTheyAreClaimedWithoutALease(
+        _ backend: StorageBackend
     ) async throws {
         try await ServerHarness.run(on: backend, processing: Self.processing) { h in
             let purchases = try await Self.unsentPurchases(h, customer: "lea", count: 6)
@@ -249,8 +249,8 @@ import Testing
         }
     }
 
-    @Test(arguments: ServerBackend.available) func concurrentDeliveriesAreEachStoredOnceAndAnsweredWhenDurable(
-        _ backend: ServerBackend
+    @Test(arguments: StorageBackend.available) func concurrentDeliveriesAreEachStoredOnceAndAnsweredWhenDurable(
+        _ backend: StorageBackend
     ) async throws {
         try await ServerHarness.run(on: backend, processing: Self.processing) { h in
             let purchases = try await Self.unsentPurchases(h, customer: "gus", count: 24)
@@ -283,8 +283,8 @@ import Testing
     /// Concurrent webhooks' inserts run as many at once as the storage asks (on PostgreSQL one per
     /// server, each a statement the database plans, locks and commits; on SQLite two, so the next
     /// is written while the last one's commit is flushed), however many webhooks wait.
-    @Test(arguments: ServerBackend.available) func concurrentDeliveriesAreInsertedAsManyAtOnceAsTheStorageAsks(
-        _ backend: ServerBackend
+    @Test(arguments: StorageBackend.available) func concurrentDeliveriesAreInsertedAsManyAtOnceAsTheStorageAsks(
+        _ backend: StorageBackend
     ) async throws {
         try await ServerHarness.run(on: backend, processing: Self.processing) { h in
             let purchases = try await Self.unsentPurchases(h, customer: "oli", count: 24)
@@ -311,8 +311,8 @@ import Testing
         }
     }
 
-    @Test(arguments: ServerBackend.available) func oneNotificationFailingToApplyFailsAloneInItsBatch(
-        _ backend: ServerBackend
+    @Test(arguments: StorageBackend.available) func oneNotificationFailingToApplyFailsAloneInItsBatch(
+        _ backend: StorageBackend
     ) async throws {
         try await ServerHarness.run(on: backend, processing: Self.processing) { h in
             let purchases = try await Self.unsentPurchases(h, customer: "ida", count: 5)
@@ -365,7 +365,7 @@ extension IngestPathTests {
     /// A claim takes what is due when it begins, not what was due when it was asked for: a worker's
     /// loop may wait for its turn while webhooks are stored, and ``NotificationWorker`` wakes no
     /// other loop meanwhile, counting on that claim to take them.
-    @Test(arguments: ServerBackend.available) func aClaimTakesWhatIsDueWhenItBegins(_ backend: ServerBackend)
+    @Test(arguments: StorageBackend.available) func aClaimTakesWhatIsDueWhenItBegins(_ backend: StorageBackend)
         async throws
     {
         try await ServerHarness.run(on: backend, processing: Self.processing) { h in
@@ -390,8 +390,8 @@ extension IngestPathTests {
     /// However large the batch, it leases at most ``NotificationInbox/leasedPerBatch`` of the
     /// notifications that need a store API call (each a call after the commit, one after another,
     /// within one lease); the rest stay due, untouched, for the next claim.
-    @Test(arguments: ServerBackend.available) func aBatchLeasesNoMoreThanItsAPICallsHaveTimeFor(
-        _ backend: ServerBackend
+    @Test(arguments: StorageBackend.available) func aBatchLeasesNoMoreThanItsAPICallsHaveTimeFor(
+        _ backend: StorageBackend
     ) async throws {
         try await ServerHarness.run(on: backend, processing: Self.processing) { h in
             let inbox = h.application.inbox
@@ -483,8 +483,8 @@ extension IngestPathTests {
     /// order they came, the two batches deadlocked on PostgreSQL (one was rolled back after a
     /// second and its notifications retried later). Applied in one lock order, the later batch
     /// waits for the earlier one, and both commit.
-    @Test(arguments: ServerBackend.available) func batchesCreditingTheSameCustomersInOppositeOrdersBothCommit(
-        _ backend: ServerBackend
+    @Test(arguments: StorageBackend.available) func batchesCreditingTheSameCustomersInOppositeOrdersBothCommit(
+        _ backend: StorageBackend
     ) async throws {
         try await ServerHarness.run(on: backend, processing: Self.processing) { h in
             let store = h.simulator.appStore

@@ -21,8 +21,8 @@ import Testing
         try await h.advance(days: 31.5)
     }
 
-    @Test(arguments: ServerBackend.available) func aDroppedAppStoreRenewalIsFoundInTheNotificationHistory(
-        _ backend: ServerBackend
+    @Test(arguments: StorageBackend.available) func aDroppedAppStoreRenewalIsFoundInTheNotificationHistory(
+        _ backend: StorageBackend
     ) async throws {
         try await ServerHarness.run(on: backend) { h in
             let appStore = h.simulator.appStore
@@ -70,8 +70,8 @@ import Testing
         }
     }
 
-    @Test(arguments: ServerBackend.available) func overdueSubscriptionsAreAskedOfTheirStoreOneByOne(
-        _ backend: ServerBackend
+    @Test(arguments: StorageBackend.available) func overdueSubscriptionsAreAskedOfTheirStoreOneByOne(
+        _ backend: StorageBackend
     ) async throws {
         try await ServerHarness.run(on: backend) { h in try await Self.loseRenewalsThenRefresh(h) }
     }
@@ -142,8 +142,8 @@ import Testing
     /// Google one on hold both recover, and a paused Google one is resumed, with each notification
     /// lost. Each is asked of its store once it has been silent for the refresh interval, and its
     /// access comes back; asked about, it is not asked again within the interval.
-    @Test(arguments: ServerBackend.available) func silentSubscriptionsWaitingOnNewsAreAskedOfTheirStore(
-        _ backend: ServerBackend
+    @Test(arguments: StorageBackend.available) func silentSubscriptionsWaitingOnNewsAreAskedOfTheirStore(
+        _ backend: StorageBackend
     ) async throws {
         try await ServerHarness.run(on: backend) { h in
             let appStore = h.simulator.appStore
@@ -200,8 +200,8 @@ import Testing
         }
     }
 
-    @Test(arguments: ServerBackend.available) func voidsWhosePushWasLostAreFoundInTheVoidedPurchasesList(
-        _ backend: ServerBackend
+    @Test(arguments: StorageBackend.available) func voidsWhosePushWasLostAreFoundInTheVoidedPurchasesList(
+        _ backend: StorageBackend
     ) async throws {
         try await ServerHarness.run(on: backend) { h in
             let play = h.simulator.googlePlay
@@ -240,8 +240,8 @@ import Testing
     /// looked for again at the next run, a day later, and applied: the voided purchases list is
     /// read again from where it was before. (The cursor once moved on past it: the void was never
     /// applied, and the refunded purchase kept granting access.)
-    @Test(arguments: ServerBackend.available) func aVoidTheStoreWouldNotAnswerForIsLookedForAgain(
-        _ backend: ServerBackend
+    @Test(arguments: StorageBackend.available) func aVoidTheStoreWouldNotAnswerForIsLookedForAgain(
+        _ backend: StorageBackend
     ) async throws {
         try await ServerHarness.run(on: backend) { h in
             let play = h.simulator.googlePlay
@@ -271,8 +271,8 @@ import Testing
         }
     }
 
-    @Test(arguments: ServerBackend.available) func aFailedAcknowledgementIsRetriedBeforeGoogleRefunds(
-        _ backend: ServerBackend
+    @Test(arguments: StorageBackend.available) func aFailedAcknowledgementIsRetriedBeforeGoogleRefunds(
+        _ backend: StorageBackend
     ) async throws {
         try await Self.aFailedAcknowledgementIsSwept(on: backend, app: .main, among: [.main])
     }
@@ -280,7 +280,7 @@ import Testing
     /// The first acknowledgement of `app`'s purchase is refused; the sweeper acknowledges it with
     /// the purchase's own app long before Google's three days, and the subscription stays active.
     static func aFailedAcknowledgementIsSwept(
-        on backend: ServerBackend, app: SimulatedDeployment.App, among apps: [SimulatedDeployment.App]
+        on backend: StorageBackend, app: SimulatedDeployment.App, among apps: [SimulatedDeployment.App]
     ) async throws {
         var processing = ServerHarness.processing
         processing.acknowledgementSweepInterval = 0.1

@@ -4,6 +4,7 @@ import StoreSimulator
 import Storekeeper
 import StorekeeperDemo
 import StorekeeperServer
+import StorekeeperStorage
 import Synchronization
 import Testing
 
@@ -16,7 +17,7 @@ import Testing
     /// The demo's whole story for the second app of each store, with the first app configured
     /// before it: as `DemoStoryTests` expects it for the only app.
     func tell(
-        on backend: ServerBackend, appStoreEnvironment: Environment, googleTestPurchases: Bool,
+        on backend: StorageBackend, appStoreEnvironment: Environment, googleTestPurchases: Bool,
         _ check: @Sendable (ServerHarness) async throws -> Void
     ) async throws -> [DemoStory.Line] {
         let lines = Mutex<[DemoStory.Line]>([])
@@ -67,7 +68,7 @@ import Testing
         }
     }
 
-    @Test(arguments: ServerBackend.available) func theSecondAppsStoryInProduction(_ backend: ServerBackend)
+    @Test(arguments: StorageBackend.available) func theSecondAppsStoryInProduction(_ backend: StorageBackend)
         async throws
     {
         let lines = try await tell(on: backend, appStoreEnvironment: .production, googleTestPurchases: false) { h in
@@ -81,7 +82,7 @@ import Testing
         expectTheStory(lines)
     }
 
-    @Test(arguments: ServerBackend.available) func theSecondAppsStoryInSandbox(_ backend: ServerBackend)
+    @Test(arguments: StorageBackend.available) func theSecondAppsStoryInSandbox(_ backend: StorageBackend)
         async throws
     {
         let lines = try await tell(on: backend, appStoreEnvironment: .sandbox, googleTestPurchases: true) { h in
@@ -93,8 +94,8 @@ import Testing
 
     /// The sweeper settles a purchase with its own app: the second Google app's purchase whose
     /// first acknowledgement failed is acknowledged before Google's three days run out.
-    @Test(arguments: ServerBackend.available) func theSecondGoogleAppsFailedAcknowledgementIsSwept(
-        _ backend: ServerBackend
+    @Test(arguments: StorageBackend.available) func theSecondGoogleAppsFailedAcknowledgementIsSwept(
+        _ backend: StorageBackend
     ) async throws {
         try await MissedNotificationTests.aFailedAcknowledgementIsSwept(on: backend, app: Self.second, among: Self.apps)
     }
@@ -102,7 +103,7 @@ import Testing
     /// A single and a mass renewal-date extension of the second App Store app in Sandbox: each
     /// RENEWAL_EXTENDED moves the expiry (`subscription.renewal_extended`, not a renewal), and the mass extension's SUMMARY (which carries no `data`)
     /// is routed to that app's sandbox verifier and processed.
-    @Test(arguments: ServerBackend.available) func renewalExtensionsOfTheSecondAppInSandbox(_ backend: ServerBackend)
+    @Test(arguments: StorageBackend.available) func renewalExtensionsOfTheSecondAppInSandbox(_ backend: StorageBackend)
         async throws
     {
         try await ServerHarness.run(on: backend, apps: Self.apps) { h in
@@ -148,7 +149,7 @@ import Testing
 
     /// In a production deployment, a Sandbox purchase is tracked but grants nothing, and presenting
     /// it is refused with a specific error; an app's switch lets its sandbox purchases grant.
-    @Test(arguments: ServerBackend.available) func sandboxPurchasesInAProductionDeployment(_ backend: ServerBackend)
+    @Test(arguments: StorageBackend.available) func sandboxPurchasesInAProductionDeployment(_ backend: StorageBackend)
         async throws
     {
         try await ServerHarness.run(on: backend, apps: Self.apps, environment: .production) { h in

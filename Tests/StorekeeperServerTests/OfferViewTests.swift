@@ -2,6 +2,7 @@ import AppStoreServer
 import Foundation
 import StoreSimulator
 import Storekeeper
+import StorekeeperStorage
 import Testing
 
 /// The customer view shows, per App Store subscription, the offer its current period was bought
@@ -12,8 +13,8 @@ import Testing
         return (body["subscriptions"] as? [[String: Any]])?.first?["offers"] as? [String: Any]
     }
 
-    @Test(arguments: ServerBackend.available)
-    func theCurrentOfferAndEligibleWinBackOffersAreShown(_ backend: ServerBackend) async throws {
+    @Test(arguments: StorageBackend.available)
+    func theCurrentOfferAndEligibleWinBackOffersAreShown(_ backend: StorageBackend) async throws {
         try await ServerHarness.run(on: backend) { h in
             let store = h.simulator.appStore
             let token = try await h.createCustomer("gil")

@@ -30,8 +30,8 @@ import Testing
         return rows.reduce(into: [:]) { $0[$1.state, default: 0] += $1.count }
     }
 
-    @Test(arguments: ServerBackend.available)
-    func purchasesRenewalsRefundsAndTrialsAreFoldedOnce(_ backend: ServerBackend) async throws {
+    @Test(arguments: StorageBackend.available)
+    func purchasesRenewalsRefundsAndTrialsAreFoldedOnce(_ backend: StorageBackend) async throws {
         try await ServerHarness.run(on: backend) { h in
             let store = h.simulator.appStore
             let rollup = h.application.rollup
@@ -87,8 +87,8 @@ import Testing
 
     /// A family member's access to a subscription the purchaser paid for is not a new
     /// subscription, a renewal or revenue of its own: only the purchaser's purchase counts.
-    @Test(arguments: ServerBackend.available)
-    func familySharedPurchasesAreNotCountedAgain(_ backend: ServerBackend) async throws {
+    @Test(arguments: StorageBackend.available)
+    func familySharedPurchasesAreNotCountedAgain(_ backend: StorageBackend) async throws {
         try await ServerHarness.run(on: backend) { h in
             let store = h.simulator.appStore
             let rollup = h.application.rollup
@@ -109,8 +109,8 @@ import Testing
 
     /// History recorded before the rollup existed is folded once by its first round, and the
     /// events of those same changes are not counted again.
-    @Test(arguments: ServerBackend.available)
-    func historyBeforeTheRollupIsFoldedOnceNotTwice(_ backend: ServerBackend) async throws {
+    @Test(arguments: StorageBackend.available)
+    func historyBeforeTheRollupIsFoldedOnceNotTwice(_ backend: StorageBackend) async throws {
         try await ServerHarness.run(on: backend) { h in
             let store = h.simulator.appStore
             let token = try await h.createCustomer("bob")

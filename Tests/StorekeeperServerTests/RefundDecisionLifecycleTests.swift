@@ -61,8 +61,8 @@ import Testing
 
     // MARK: The consumption answer
 
-    @Test(arguments: ServerBackend.available)
-    func aMostlySpentCoinPackIsAnsweredFromTheLedgerAndDeclined(_ backend: ServerBackend) async throws {
+    @Test(arguments: StorageBackend.available)
+    func aMostlySpentCoinPackIsAnsweredFromTheLedgerAndDeclined(_ backend: StorageBackend) async throws {
         try await ServerHarness.run(on: backend) { h in
             let token = try await h.createCustomer("ada")
             #expect(try await consent(h, "ada", "true") == 200)
@@ -112,8 +112,8 @@ import Testing
         }
     }
 
-    @Test(arguments: ServerBackend.available)
-    func withoutConsentNothingIsSentAndTheOutcomeIsRecorded(_ backend: ServerBackend) async throws {
+    @Test(arguments: StorageBackend.available)
+    func withoutConsentNothingIsSentAndTheOutcomeIsRecorded(_ backend: StorageBackend) async throws {
         try await ServerHarness.run(on: backend) { h in
             let unknown = try await h.createCustomer("bea")
             let declined = try await h.createCustomer("cid")
@@ -154,7 +154,7 @@ import Testing
         (RefundPolicy(preference: .noPreference, sampleContentProvided: true), nil, false),
     ])
     func eachPolicyChoosesThePreference(policy: RefundPolicy, expected: String?, keepsAccess: Bool) async throws {
-        for backend in ServerBackend.available {
+        for backend in StorageBackend.available {
             try await ServerHarness.run(on: backend, customize: Self.withPolicy(policy)) { h in
                 let token = try await h.createCustomer("dan")
                 _ = try await consent(h, "dan", "true")
@@ -184,8 +184,8 @@ import Testing
         }
     }
 
-    @Test(arguments: ServerBackend.available)
-    func answeringTurnedOffSendsNothing(_ backend: ServerBackend) async throws {
+    @Test(arguments: StorageBackend.available)
+    func answeringTurnedOffSendsNothing(_ backend: StorageBackend) async throws {
         try await ServerHarness.run(on: backend, customize: Self.withPolicy(RefundPolicy(answer: false))) { h in
             let token = try await h.createCustomer("eve")
             _ = try await consent(h, "eve", "true")
@@ -199,8 +199,8 @@ import Testing
         }
     }
 
-    @Test(arguments: ServerBackend.available)
-    func aSubscriptionIsAnsweredWithoutAPercentageAndAnUndeliveredPurchaseWithZero(_ backend: ServerBackend)
+    @Test(arguments: StorageBackend.available)
+    func aSubscriptionIsAnsweredWithoutAPercentageAndAnUndeliveredPurchaseWithZero(_ backend: StorageBackend)
         async throws
     {
         let policy = RefundPolicy(preference: .fixed(.grantProrated))
@@ -243,8 +243,8 @@ import Testing
 
     // MARK: The outbox
 
-    @Test(arguments: ServerBackend.available)
-    func aRestartBetweenRequestAndAnswerSendsItOnce(_ backend: ServerBackend) async throws {
+    @Test(arguments: StorageBackend.available)
+    func aRestartBetweenRequestAndAnswerSendsItOnce(_ backend: StorageBackend) async throws {
         try await ServerHarness.run(on: backend) { h in
             let coins = try await refundRequested(h, "gus")
             // Stopped before answering; started again: a new server on new connections to the same database.
@@ -267,8 +267,8 @@ import Testing
         }
     }
 
-    @Test(arguments: ServerBackend.available)
-    func appleAnswering500ThenOKSendsItOnce(_ backend: ServerBackend) async throws {
+    @Test(arguments: StorageBackend.available)
+    func appleAnswering500ThenOKSendsItOnce(_ backend: StorageBackend) async throws {
         try await ServerHarness.run(on: backend) { h in
             let coins = try await refundRequested(h, "hal")
             // As many 500s as the API client tries within one call: the call fails, the outbox retries.
@@ -290,8 +290,8 @@ import Testing
         }
     }
 
-    @Test(arguments: ServerBackend.available)
-    func afterTwelveHoursNothingIsSentAndThatIsRecorded(_ backend: ServerBackend) async throws {
+    @Test(arguments: StorageBackend.available)
+    func afterTwelveHoursNothingIsSentAndThatIsRecorded(_ backend: StorageBackend) async throws {
         try await ServerHarness.run(on: backend) { h in
             let coins = try await refundRequested(h, "ivy")
             try await h.advance(days: 12.5 / 24)
@@ -303,8 +303,8 @@ import Testing
         }
     }
 
-    @Test(arguments: ServerBackend.available)
-    func aRefusalIsFinalAndKeptWithItsStatus(_ backend: ServerBackend) async throws {
+    @Test(arguments: StorageBackend.available)
+    func aRefusalIsFinalAndKeptWithItsStatus(_ backend: StorageBackend) async throws {
         try await ServerHarness.run(on: backend) { h in
             _ = try await refundRequested(h, "jo")
             h.simulator.faults.add([APIFault(pathPrefix: Self.consumptionPath, status: 400)])
@@ -326,8 +326,8 @@ import Testing
 
     /// Every revocation type on every product type: what access and balance remain, and that
     /// `REFUND_REVERSED` restores exactly what was taken.
-    @Test(arguments: ServerBackend.available)
-    func eachRevocationTypeOnEachProductType(_ backend: ServerBackend) async throws {
+    @Test(arguments: StorageBackend.available)
+    func eachRevocationTypeOnEachProductType(_ backend: StorageBackend) async throws {
         try await ServerHarness.run(on: backend) { h in
             let store = h.simulator.appStore
             for revocation in Revocation.allCases {
@@ -380,8 +380,8 @@ import Testing
         }
     }
 
-    @Test(arguments: ServerBackend.available)
-    func refundingAnOlderRenewalDoesNotEndTheLaterPaidPeriod(_ backend: ServerBackend) async throws {
+    @Test(arguments: StorageBackend.available)
+    func refundingAnOlderRenewalDoesNotEndTheLaterPaidPeriod(_ backend: StorageBackend) async throws {
         try await ServerHarness.run(on: backend) { h in
             let token = try await h.createCustomer("kim")
             let bought = try h.simulator.appStore.purchase(
@@ -415,8 +415,8 @@ import Testing
         }
     }
 
-    @Test(arguments: ServerBackend.available)
-    func aGoogleVoidOfOneOrderLeavesTheSubscriptionToItsState(_ backend: ServerBackend) async throws {
+    @Test(arguments: StorageBackend.available)
+    func aGoogleVoidOfOneOrderLeavesTheSubscriptionToItsState(_ backend: StorageBackend) async throws {
         try await ServerHarness.run(on: backend) { h in
             let play = h.simulator.googlePlay
             let token = try await h.googlePlaySubscription("lou")
@@ -443,8 +443,8 @@ import Testing
 
     // MARK: Bad input writes nothing
 
-    @Test(arguments: ServerBackend.available)
-    func badInputGetsASpecificErrorAndWritesNothing(_ backend: ServerBackend) async throws {
+    @Test(arguments: StorageBackend.available)
+    func badInputGetsASpecificErrorAndWritesNothing(_ backend: StorageBackend) async throws {
         try await ServerHarness.run(on: backend) { h in
             // Consent for an unknown customer: refused, and no customer is created.
             let unknown = try await h.request(.PUT, "/v1/customers/nobody", json: #"{"consumptionConsent": true}"#)

@@ -44,7 +44,7 @@ struct ServerHarness {
 
     /// Runs `body` with a fresh server on a fresh database of `backend` and a fresh simulator.
     static func run(
-        on backend: ServerBackend, policy: OwnershipPolicy = .keep, appStoreGracePeriodDays: Int? = nil,
+        on backend: StorageBackend, policy: OwnershipPolicy = .keep, appStoreGracePeriodDays: Int? = nil,
         processing: ProcessingSettings = ServerHarness.processing,
         apps: [SimulatedDeployment.App] = [.main], environment: PurchaseEnvironment = .sandbox,
         customize: (@Sendable (StoreSimulator, inout StorekeeperConfiguration) throws -> Void)? = nil,
@@ -191,15 +191,8 @@ struct ServerHarness {
 }
 
 /// The storage an end-to-end test runs on: SQLite always, PostgreSQL when
-/// STOREKEEPER_TEST_POSTGRES_URL names a server (`.ci/run` starts one).
-enum ServerBackend: String, CaseIterable, Sendable, CustomTestStringConvertible {
-    case sqlite
-    case postgresql
-
-    var testDescription: String { rawValue }
-
-    static let available: [ServerBackend] = PostgresAdmin.serverURL == nil ? [.sqlite] : [.sqlite, .postgresql]
-
+/// STOREKEEPER_TEST_POSTGRES_URL names a server (`StorageBackend.available`, from TestSupport).
+extension StorageBackend {
     /// Runs `body` with the storage URL of a fresh database of this backend: a file in a
     /// temporary directory, or a database created on the PostgreSQL test server (both removed
     /// afterwards).

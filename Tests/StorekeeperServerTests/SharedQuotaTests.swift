@@ -22,7 +22,7 @@ final class SettableWallClock: WallClock {
     static let start = Date(timeIntervalSince1970: 1_800_000_000)
 
     /// Two storages on one fresh, migrated database of `backend`.
-    func withTwoStorages(_ backend: ServerBackend, _ body: ([any Storage]) async throws -> Void) async throws {
+    func withTwoStorages(_ backend: StorageBackend, _ body: ([any Storage]) async throws -> Void) async throws {
         func run(_ url: String) async throws {
             var storages: [any Storage] = []
             do {
@@ -53,8 +53,8 @@ final class SettableWallClock: WallClock {
 
     /// Calls alternate between two instances: their turns are those one limiter would give, so
     /// each instance sees the other's calls.
-    @Test(arguments: ServerBackend.available)
-    func turnsCountTheOtherInstancesCalls(_ backend: ServerBackend) async throws {
+    @Test(arguments: StorageBackend.available)
+    func turnsCountTheOtherInstancesCalls(_ backend: StorageBackend) async throws {
         try await withTwoStorages(backend) { storages in
             let clock = SettableWallClock(Self.start)
             let limits = QuotaLimits(
@@ -89,8 +89,8 @@ final class SettableWallClock: WallClock {
     /// A call that wakes long after its turn (a starved process) does not go on it: it takes a
     /// new turn, and the missed one stays counted, so it cannot arrive together with the calls of
     /// later turns.
-    @Test(arguments: ServerBackend.available)
-    func aCallThatWakesLateTakesANewTurn(_ backend: ServerBackend) async throws {
+    @Test(arguments: StorageBackend.available)
+    func aCallThatWakesLateTakesANewTurn(_ backend: StorageBackend) async throws {
         try await withTwoStorages(backend) { storages in
             let clock = SettableWallClock(Self.start)
             let limits = QuotaLimits(
@@ -121,8 +121,8 @@ final class SettableWallClock: WallClock {
 
     /// Two instances race for the last 3 slots of a limit with 20 calls at once: exactly 3 are
     /// admitted; the others are refused (their turn would be an hour away).
-    @Test(arguments: ServerBackend.available)
-    func instancesRacingForTheLastSlotsAdmitNoMoreThanTheLimit(_ backend: ServerBackend) async throws {
+    @Test(arguments: StorageBackend.available)
+    func instancesRacingForTheLastSlotsAdmitNoMoreThanTheLimit(_ backend: StorageBackend) async throws {
         try await withTwoStorages(backend) { storages in
             let limits = QuotaLimits(
                 buckets: [:], overall: [QuotaLimit(requests: 10, per: .seconds(3600))], maxWait: .seconds(5))

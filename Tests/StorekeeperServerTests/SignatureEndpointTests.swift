@@ -6,6 +6,7 @@ import StoreSimulator
 import Storekeeper
 import StorekeeperDemo
 import StorekeeperServer
+import StorekeeperStorage
 import Testing
 
 /// The signing endpoints (issue 15, item 3) and the `app_gateway` key scope (item 4), end to end:
@@ -68,8 +69,8 @@ import Testing
         (response.body["error"] as? [String: Any])?["code"] as? String
     }
 
-    @Test(arguments: ServerBackend.available)
-    func promotionalOffersAreSignedForSubscribersOfTheGroup(_ backend: ServerBackend) async throws {
+    @Test(arguments: StorageBackend.available)
+    func promotionalOffersAreSignedForSubscribersOfTheGroup(_ backend: StorageBackend) async throws {
         try await ServerHarness.run(on: backend) { h in
             let (keyID, key) = try publicKey(h)
             let token = try await h.createCustomer("pia")
@@ -149,7 +150,7 @@ import Testing
     /// Store's introductory offer only when the policy says the stores count together.
     @Test(arguments: [false, true])
     func introductoryEligibilityIsDecidedAcrossStoresUnderThePolicy(acrossStores: Bool) async throws {
-        for backend in ServerBackend.available {
+        for backend in StorageBackend.available {
             try await ServerHarness.run(on: backend, customize: Self.withGateway(acrossStores: acrossStores)) { h in
                 let (keyID, key) = try publicKey(h)
                 let token = try await h.createCustomer("ray")
@@ -190,8 +191,8 @@ import Testing
         }
     }
 
-    @Test(arguments: ServerBackend.available)
-    func advancedCommerceRequestsAreSignedAsGiven(_ backend: ServerBackend) async throws {
+    @Test(arguments: StorageBackend.available)
+    func advancedCommerceRequestsAreSignedAsGiven(_ backend: StorageBackend) async throws {
         try await ServerHarness.run(on: backend) { h in
             let (keyID, key) = try publicKey(h)
             _ = try await h.createCustomer("uma")

@@ -4,13 +4,14 @@ import NIOHTTP1
 import StoreSimulator
 import Storekeeper
 import StorekeeperServer
+import StorekeeperStorage
 import Testing
 
 /// Transfers done right (issue 15, item 2): when the ownership policy moves an App Store purchase,
 /// the store-side account token follows, and a consumable's credits are credited once in all.
 @Suite(.serialized) struct TransferTests {
-    @Test(arguments: ServerBackend.available)
-    func aTransferSetsTheStoreSideTokenAndLaterNotificationsLandOnTheNewOwner(_ backend: ServerBackend) async throws {
+    @Test(arguments: StorageBackend.available)
+    func aTransferSetsTheStoreSideTokenAndLaterNotificationsLandOnTheNewOwner(_ backend: StorageBackend) async throws {
         try await ServerHarness.run(on: backend, policy: .transfer) { h in
             let store = h.simulator.appStore
             let first = try await h.createCustomer("ann")
@@ -36,8 +37,8 @@ import Testing
         }
     }
 
-    @Test(arguments: ServerBackend.available)
-    func aTransferredCoinPackIsCreditedOnceAndItsRefundTakesFromTheOwner(_ backend: ServerBackend) async throws {
+    @Test(arguments: StorageBackend.available)
+    func aTransferredCoinPackIsCreditedOnceAndItsRefundTakesFromTheOwner(_ backend: StorageBackend) async throws {
         try await ServerHarness.run(on: backend, policy: .transfer) { h in
             let store = h.simulator.appStore
             let token = try await h.createCustomer("cy")
@@ -76,7 +77,7 @@ import Testing
     /// the transfer waits for the debit and moves nothing, as nothing is left unspent. (It once
     /// read the ledger without the debit's lock, moved all 100 to the new owner, and the old one
     /// ended at -100: the same coins spent and moved.)
-    @Test(.enabled(if: ServerBackend.available.contains(.postgresql), "needs STOREKEEPER_TEST_POSTGRES_URL"))
+    @Test(.enabled(if: StorageBackend.available.contains(.postgresql), "needs STOREKEEPER_TEST_POSTGRES_URL"))
     func aTransferWaitsForTheOwnersDebitInProgress() async throws {
         try await ServerHarness.run(on: .postgresql, policy: .transfer) { h in
             let store = h.simulator.appStore

@@ -11,8 +11,8 @@ import Testing
 @Suite(.serialized) struct WebhookEndpointDeliveryTests {
     static let nextSecret = "whsec_rotated_0123456789abcdef"
 
-    @Test(arguments: ServerBackend.available) func apiEndpointIsDeliveredToAndChangesApplyAtTheNextRound(
-        _ backend: ServerBackend
+    @Test(arguments: StorageBackend.available) func apiEndpointIsDeliveredToAndChangesApplyAtTheNextRound(
+        _ backend: StorageBackend
     ) async throws {
         let receiver = WebhookReceiver()
         try await receiver.run(port: 0) { port in

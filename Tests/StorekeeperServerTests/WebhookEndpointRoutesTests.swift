@@ -58,7 +58,7 @@ import Testing
     }
 
     static func withRouter(
-        _ backend: ServerBackend,
+        _ backend: StorageBackend,
         _ body: @Sendable (any TestClientProtocol, StorekeeperApplication, String) async throws -> Void
     ) async throws {
         try await backend.withFreshDatabase { url in
@@ -109,7 +109,7 @@ import Testing
         return (list.json["webhooks"] as? [[String: Any]] ?? []).compactMap { $0["name"] as? String }
     }
 
-    @Test(arguments: ServerBackend.available) func createShowUpdateAndDelete(_ backend: ServerBackend) async throws {
+    @Test(arguments: StorageBackend.available) func createShowUpdateAndDelete(_ backend: StorageBackend) async throws {
         try await Self.withRouter(backend) { client, application, _ in
             let created = try await Self.call(
                 client, .post, "/v1/webhooks",
@@ -161,8 +161,8 @@ import Testing
         }
     }
 
-    @Test(arguments: ServerBackend.available) func badInputGetsASpecificErrorAndWritesNothing(
-        _ backend: ServerBackend
+    @Test(arguments: StorageBackend.available) func badInputGetsASpecificErrorAndWritesNothing(
+        _ backend: StorageBackend
     ) async throws {
         try await Self.withRouter(backend) { client, application, _ in
             let short = "whsec_short"
@@ -216,7 +216,7 @@ import Testing
         }
     }
 
-    @Test(arguments: ServerBackend.available) func configuredEndpointsAreReadOnly(_ backend: ServerBackend)
+    @Test(arguments: StorageBackend.available) func configuredEndpointsAreReadOnly(_ backend: StorageBackend)
         async throws
     {
         try await Self.withRouter(backend) { client, application, _ in
@@ -239,7 +239,7 @@ import Testing
         }
     }
 
-    @Test(arguments: ServerBackend.available) func onlyTheSecretKeyManagesEndpoints(_ backend: ServerBackend)
+    @Test(arguments: StorageBackend.available) func onlyTheSecretKeyManagesEndpoints(_ backend: StorageBackend)
         async throws
     {
         try await Self.withRouter(backend) { client, _, _ in
@@ -267,7 +267,7 @@ import Testing
         }
     }
 
-    @Test(arguments: ServerBackend.available) func secretsRotateAndAreShownOnlyOnce(_ backend: ServerBackend)
+    @Test(arguments: StorageBackend.available) func secretsRotateAndAreShownOnlyOnce(_ backend: StorageBackend)
         async throws
     {
         try await Self.withRouter(backend) { client, application, _ in
@@ -306,7 +306,7 @@ import Testing
         }
     }
 
-    @Test(arguments: ServerBackend.available) func anotherInstanceSeesEveryChange(_ backend: ServerBackend)
+    @Test(arguments: StorageBackend.available) func anotherInstanceSeesEveryChange(_ backend: StorageBackend)
         async throws
     {
         try await Self.withRouter(backend) { client, first, url in

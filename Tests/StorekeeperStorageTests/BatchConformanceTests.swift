@@ -11,8 +11,8 @@ import Testing
 @Suite(.serialized) struct BatchConformanceTests {
     struct Refused: Error {}
 
-    @Test(arguments: Backend.available)
-    func keptWritesAreSentBeforeOtherStatementsAndAtTheCommit(backend: Backend) async throws {
+    @Test(arguments: StorageBackend.available)
+    func keptWritesAreSentBeforeOtherStatementsAndAtTheCommit(backend: StorageBackend) async throws {
         try await TestDatabase.withFresh(backend) { storage, _ async throws in
             let owner = makeCustomer("owner")
             let key = PurchaseKey.appStore("2000000001")
@@ -47,8 +47,8 @@ import Testing
 
     /// A billing event saved under another purchase leaves the list of the one it was under, whether
     /// the batch read it by its key (and so knows where it was) or only in its purchase's list.
-    @Test(arguments: Backend.available, [true, false])
-    func aBillingEventMovedToAnotherPurchaseLeavesTheOtherList(backend: Backend, readByKey: Bool) async throws {
+    @Test(arguments: StorageBackend.available, [true, false])
+    func aBillingEventMovedToAnotherPurchaseLeavesTheOtherList(backend: StorageBackend, readByKey: Bool) async throws {
         try await TestDatabase.withFresh(backend) { storage, _ async throws in
             let (first, second) = (PurchaseKey.appStore("2000000004"), PurchaseKey.appStore("2000000005"))
             @Sendable func record(_ id: String, of key: PurchaseKey, at time: Int64) -> TransactionRecord {
@@ -81,8 +81,8 @@ import Testing
     /// A batch answers lists from memory in the order its queries give, text compared byte-wise;
     /// so must the database, whatever collation a deployment's database gives its text columns (a
     /// database created under `en_US.UTF-8` sorts `a_1` before `A`, bytes the other way round).
-    @Test(arguments: Backend.available)
-    func readAheadListsKeepTheDatabasesOrderUnderALinguisticCollation(backend: Backend) async throws {
+    @Test(arguments: StorageBackend.available)
+    func readAheadListsKeepTheDatabasesOrderUnderALinguisticCollation(backend: StorageBackend) async throws {
         try await TestDatabase.withFresh(backend) { storage, _ async throws in
             if backend == .postgresql {
                 try await storage.transaction { transaction async throws in
@@ -131,8 +131,8 @@ import Testing
         }
     }
 
-    @Test(arguments: Backend.available)
-    func aWriteOutsideTheBatchDropsWhatWasReadAhead(backend: Backend) async throws {
+    @Test(arguments: StorageBackend.available)
+    func aWriteOutsideTheBatchDropsWhatWasReadAhead(backend: StorageBackend) async throws {
         try await TestDatabase.withFresh(backend) { storage, _ async throws in
             let key = PurchaseKey.googlePlay("token-1")
             try await storage.transaction { try await $0.savePurchase(minimalPurchase(key)) }
@@ -146,8 +146,8 @@ import Testing
         }
     }
 
-    @Test(arguments: Backend.available)
-    func aFailedSavepointTakesWhatItKeptWithIt(backend: Backend) async throws {
+    @Test(arguments: StorageBackend.available)
+    func aFailedSavepointTakesWhatItKeptWithIt(backend: StorageBackend) async throws {
         try await TestDatabase.withFresh(backend) { storage, _ async throws in
             let kept = PurchaseKey.appStore("2000000002")
             let undone = PurchaseKey.appStore("2000000003")

@@ -11,8 +11,8 @@ import Testing
 /// back inside each transaction, so the test fails if a deferred transaction flushed or a flushed
 /// one didn't.
 @Suite struct CommitDurabilityTests {
-    @Test(arguments: Backend.available)
-    func eachTransactionRunsWithTheFlushItAskedFor(_ backend: Backend) async throws {
+    @Test(arguments: StorageBackend.available)
+    func eachTransactionRunsWithTheFlushItAskedFor(_ backend: StorageBackend) async throws {
         try await TestDatabase.withFresh(backend) { fresh, database in
             // The test server runs with synchronous_commit off for speed; this database gets the
             // production default, so that a flushed transaction shows it.
@@ -39,8 +39,8 @@ import Testing
         }
     }
 
-    @Test(arguments: Backend.available)
-    func aDeferredCommitIsCommitted(_ backend: Backend) async throws {
+    @Test(arguments: StorageBackend.available)
+    func aDeferredCommitIsCommitted(_ backend: StorageBackend) async throws {
         try await TestDatabase.withFresh(backend) { storage, database in
             let customer = Customer(id: CustomerID(rawValue: "deferred"), appAccountToken: UUID(), createdAt: Date())
             try await storage.transaction(durability: .deferred) { try await $0.insertCustomer(customer) }
@@ -95,7 +95,7 @@ import Testing
         await #expect(throws: StorageError.self) { try await flusher.flush() }
     }
 
-    static func flushSetting(_ backend: Backend, in transaction: any StorageTransaction) async throws -> String {
+    static func flushSetting(_ backend: StorageBackend, in transaction: any StorageTransaction) async throws -> String {
         let database = try #require(transaction as? SQLStorageTransaction).database
         switch backend {
         case .sqlite:
@@ -109,7 +109,7 @@ import Testing
 
     /// SQLite reports `synchronous` as a number: 1 is NORMAL. On a file in WAL mode every commit
     /// runs NORMAL: a flushed one waits for ``SQLiteWALFlusher``'s sync after its commit instead.
-    static func expected(_ backend: Backend, _ durability: CommitDurability) -> String {
+    static func expected(_ backend: StorageBackend, _ durability: CommitDurability) -> String {
         switch (backend, durability) {
         case (.sqlite, _): "1"
         case (.postgresql, .flushed): "on"

@@ -12,8 +12,8 @@ import Testing
         date(milliseconds: (1_750_000_000_123 / day + days) * day)
     }
 
-    @Test(arguments: Backend.available)
-    func lookupsByAStoreIdAlone(backend: Backend) async throws {
+    @Test(arguments: StorageBackend.available)
+    func lookupsByAStoreIdAlone(backend: StorageBackend) async throws {
         try await TestDatabase.withFresh(backend) { storage, _ async throws in
             let apple = minimalPurchase(.appStore("same-id"))
             let google = minimalPurchase(.googlePlay("same-id"))
@@ -35,8 +35,8 @@ import Testing
         }
     }
 
-    @Test(arguments: Backend.available)
-    func recentNotificationsAreNewestFirstAndPaged(backend: Backend) async throws {
+    @Test(arguments: StorageBackend.available)
+    func recentNotificationsAreNewestFirstAndPaged(backend: StorageBackend) async throws {
         try await TestDatabase.withFresh(backend) { storage, _ async throws in
             try await storage.transaction { transaction async throws in
                 for offset in Int64(1)...4 {
@@ -70,8 +70,8 @@ import Testing
         }
     }
 
-    @Test(arguments: Backend.available)
-    func theActionLogKeepsWhoDidWhat(backend: Backend) async throws {
+    @Test(arguments: StorageBackend.available)
+    func theActionLogKeepsWhoDidWhat(backend: StorageBackend) async throws {
         try await TestDatabase.withFresh(backend) { storage, _ async throws in
             let first = ConsoleAction(
                 operatorName: "olga", action: "extend-renewal-date", target: "purchase:app_store:1",
@@ -95,8 +95,8 @@ import Testing
 
     /// The backfill folds history (state changes, billing events with their prices, refunds) into
     /// the daily rollup; the recount of states names free trials apart; deltas add up.
-    @Test(arguments: Backend.available)
-    func theRollupFoldsHistoryAndRecountsStates(backend: Backend) async throws {
+    @Test(arguments: StorageBackend.available)
+    func theRollupFoldsHistoryAndRecountsStates(backend: StorageBackend) async throws {
         try await TestDatabase.withFresh(backend) { storage, _ async throws in
             func subscription(
                 _ key: PurchaseKey, app: String, _ environment: PurchaseEnvironment, _ state: SubscriptionState

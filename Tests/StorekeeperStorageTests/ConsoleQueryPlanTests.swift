@@ -7,8 +7,8 @@ import Testing
 
 /// The console's queries read their indexes on both backends (see QueryPlanTests for how).
 extension QueryPlanTests {
-    @Test(arguments: Backend.available)
-    func consoleQueriesUseTheirIndexes(backend: Backend) async throws {
+    @Test(arguments: StorageBackend.available)
+    func consoleQueriesUseTheirIndexes(backend: StorageBackend) async throws {
         try await withFresh(backend, rows: Self.rows(backend) + Self.historyRows(backend)) { storage in
             let now = Date(timeIntervalSince1970: Double(Self.now) / 1000)
 
@@ -50,7 +50,7 @@ extension QueryPlanTests {
     }
 
     /// A state change and a billing event per subscription over 400 days (one in 50 refunded).
-    static func historyRows(_ backend: Backend) -> [String] {
+    static func historyRows(_ backend: StorageBackend) -> [String] {
         let numbers = Self.numbers(upTo: 4000, backend)
         var statements = [
             """

@@ -13,8 +13,8 @@ import Testing
             body: Data(#"{"customer":"\#(customer)"}"#.utf8))
     }
 
-    @Test(arguments: Backend.available)
-    func eventsAreNumberedAfterCommitInTheOrderFound(backend: Backend) async throws {
+    @Test(arguments: StorageBackend.available)
+    func eventsAreNumberedAfterCommitInTheOrderFound(backend: StorageBackend) async throws {
         try await TestDatabase.withFresh(backend) { storage, _ async throws in
             let first = Self.event("a")
             let second = Self.event("b", .balanceChanged)
@@ -44,7 +44,7 @@ import Testing
 
     /// On PostgreSQL an event inserted first may commit last: it must get a position after the
     /// ones a reader has already passed, never below them.
-    @Test(.disabled(if: Backend.postgresURL == nil, Backend.skippedPostgresMessage))
+    @Test(.disabled(if: StorageBackend.postgresURL == nil, StorageBackend.skippedPostgresMessage))
     func anEventCommittedLateIsNumberedAfterThoseAlreadyRead() async throws {
         try await TestDatabase.withFresh(.postgresql) { storage, database async throws in
             let other = try await database.open()
@@ -78,8 +78,8 @@ import Testing
         }
     }
 
-    @Test(arguments: Backend.available)
-    func deliveriesWaitForTheCustomersEarlierOneAndRecordAttempts(backend: Backend) async throws {
+    @Test(arguments: StorageBackend.available)
+    func deliveriesWaitForTheCustomersEarlierOneAndRecordAttempts(backend: StorageBackend) async throws {
         try await TestDatabase.withFresh(backend) { storage, _ async throws in
             let events = [Self.event("a"), Self.event("a"), Self.event("b")]
             let now = Date(timeIntervalSince1970: 1_767_225_600)

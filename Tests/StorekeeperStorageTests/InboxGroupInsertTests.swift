@@ -11,8 +11,8 @@ import Testing
 @Suite struct InboxGroupInsertTests {
     /// As in a transaction: each is new unless stored already or earlier in the group, the first
     /// copy is the one kept (its body too), and the items are asked for the same ones on every ask.
-    @Test(arguments: Backend.available)
-    func aGroupIsStoredAsATransactionStoresIt(backend: Backend) async throws {
+    @Test(arguments: StorageBackend.available)
+    func aGroupIsStoredAsATransactionStoresIt(backend: StorageBackend) async throws {
         try await TestDatabase.withFresh(backend) { storage, _ async throws in
             let fixture = DedupingGroup()
             let (stored, group) = (fixture.stored, fixture.group)
@@ -32,8 +32,8 @@ import Testing
 
     /// More than one statement holds: stored whole all the same (in a transaction), duplicates
     /// across the statements' boundary included.
-    @Test(arguments: Backend.available)
-    func aGroupLargerThanAStatementIsStoredWhole(backend: Backend) async throws {
+    @Test(arguments: StorageBackend.available)
+    func aGroupLargerThanAStatementIsStoredWhole(backend: StorageBackend) async throws {
         try await TestDatabase.withFresh(backend) { storage, _ async throws in
             let count = SQLStorageTransaction.rowsPerStatement + 20
             let group = (0..<count).flatMap { index in
@@ -55,7 +55,7 @@ import Testing
 
     /// On PostgreSQL a group that fits one statement is that one statement, without BEGIN and
     /// COMMIT: counted from the statements the storage logs (at trace level).
-    @Test(.enabled(if: Backend.postgresURL != nil, Backend.skippedPostgresMessage))
+    @Test(.enabled(if: StorageBackend.postgresURL != nil, StorageBackend.skippedPostgresMessage))
     func onPostgresAGroupIsOneStatementAlone() async throws {
         try await TestDatabase.withFresh(.postgresql) { _, database async throws in
             let statements = StatementLog()

@@ -9,7 +9,7 @@ import Testing
 /// since a store's signed payload is base64 that compression cannot shrink and trying cost the
 /// ingest path a sixth of the database's CPU.
 @Suite struct InboxPayloadStorageTests {
-    @Test(.enabled(if: Backend.postgresURL != nil, Backend.skippedPostgresMessage))
+    @Test(.enabled(if: StorageBackend.postgresURL != nil, StorageBackend.skippedPostgresMessage))
     func postgresStoresABodyWithoutTryingToCompressIt() async throws {
         try await TestDatabase.withFresh(.postgresql) { storage, _ async throws in
             // Compressible on purpose: under the default storage, PostgreSQL would keep it pglz-compressed.

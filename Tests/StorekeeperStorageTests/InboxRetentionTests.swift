@@ -8,8 +8,8 @@ import Testing
 /// `pruneNotifications`: processed notifications older than the cutoff go, oldest first, with
 /// their payloads; nothing still to do goes, whatever its age.
 @Suite struct InboxRetentionTests {
-    @Test(arguments: Backend.available)
-    func processedNotificationsPastTheCutoffGoWithTheirPayloadsOldestFirst(backend: Backend) async throws {
+    @Test(arguments: StorageBackend.available)
+    func processedNotificationsPastTheCutoffGoWithTheirPayloadsOldestFirst(backend: StorageBackend) async throws {
         try await TestDatabase.withFresh(backend) { storage, _ async throws in
             // Received at 1…6 s (processed), 7 s (processed, after the cutoff), and two old ones
             // still to do: one pending, one failed.

@@ -8,7 +8,7 @@ import Testing
 /// PostgreSQL keeps the running balances once per inserting statement (migration 18): a batch's
 /// entries cost one upsert per balance they touch, not one per entry, and the totals are the same.
 @Suite struct LedgerBalanceTriggerTests {
-    @Test(.enabled(if: Backend.postgresURL != nil, Backend.skippedPostgresMessage))
+    @Test(.enabled(if: StorageBackend.postgresURL != nil, StorageBackend.skippedPostgresMessage))
     func aStatementOfEntriesUpdatesEachBalanceOnce() async throws {
         try await TestDatabase.withFresh(.postgresql) { storage, _ async throws in
             let alice = makeCustomer("alice")

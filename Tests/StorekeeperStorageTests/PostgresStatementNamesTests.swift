@@ -9,7 +9,7 @@ import Testing
 /// Statements with parameters are prepared once per connection under a name
 /// (`PostgresStatementNames`, `ConnectionLossAwareDatabase`), on a pool of one connection so that
 /// every transaction here uses the same session.
-@Suite(.enabled(if: Backend.postgresURL != nil, Backend.skippedPostgresMessage))
+@Suite(.enabled(if: StorageBackend.postgresURL != nil, StorageBackend.skippedPostgresMessage))
 struct PostgresStatementNamesTests {
     /// The statements this session has prepared: name → text.
     static func prepared(_ database: any SQLDatabase) async throws -> [String: String] {

@@ -10,8 +10,8 @@ import Testing
 /// database with enough events, deliveries and attempts that PostgreSQL's planner, after
 /// `ANALYZE`, prefers an index where one fits.
 extension QueryPlanTests {
-    @Test(arguments: Backend.available)
-    func pruningReadsAndDeletesThroughIndexes(backend: Backend) async throws {
+    @Test(arguments: StorageBackend.available)
+    func pruningReadsAndDeletesThroughIndexes(backend: StorageBackend) async throws {
         try await withFresh(backend, rows: Self.pruningRows(backend)) { storage in
             let cutoff = Date(timeIntervalSince1970: Double(Self.now) / 1000)
             let positions = backend == .sqlite ? "sqlite_autoindex_events_1" : "events_position_key"
@@ -63,7 +63,7 @@ extension QueryPlanTests {
 
     /// 4,000 numbered events, a delivery of each to one endpoint (one in 500 pending), and an
     /// attempt for each; then statistics for PostgreSQL's planner.
-    static func pruningRows(_ backend: Backend) -> [String] {
+    static func pruningRows(_ backend: StorageBackend) -> [String] {
         let numbers = Self.numbers(upTo: 4000, backend)
         let body = backend == .sqlite ? "X'7B7D'" : "'\\x7b7d'::bytea"
         var statements = [

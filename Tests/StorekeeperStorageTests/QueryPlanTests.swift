@@ -14,8 +14,8 @@ import Testing
 /// parameters, on a database with enough rows that PostgreSQL's planner, after `ANALYZE`, prefers
 /// an index where one fits.
 @Suite struct QueryPlanTests {
-    @Test(arguments: Backend.available)
-    func migrationSixCreatesTheScaleIndexes(backend: Backend) async throws {
+    @Test(arguments: StorageBackend.available)
+    func migrationSixCreatesTheScaleIndexes(backend: StorageBackend) async throws {
         try await TestDatabase.withFresh(backend) { storage, _ async throws in
             let names = try await storage.transaction { transaction async throws -> [String] in
                 let database = try #require(transaction as? SQLStorageTransaction).database
@@ -37,8 +37,8 @@ import Testing
         }
     }
 
-    @Test(arguments: Backend.available)
-    func jobAndCustomerViewQueriesUseTheirIndexes(backend: Backend) async throws {
+    @Test(arguments: StorageBackend.available)
+    func jobAndCustomerViewQueriesUseTheirIndexes(backend: StorageBackend) async throws {
         try await withFresh(backend, rows: Self.rows(backend)) { storage in
             let now = Date(timeIntervalSince1970: Double(Self.now) / 1000)
             let customer = CustomerID("c42")
@@ -157,8 +157,8 @@ import Testing
     /// order, with their payloads found by key: it must not read, and sort, every due row for each
     /// batch (it did, through the payload's overflow pages on SQLite, so processing slowed as the
     /// backlog grew).
-    @Test(arguments: Backend.available)
-    func claimsReadOnlyTheRowsTheyClaim(backend: Backend) async throws {
+    @Test(arguments: StorageBackend.available)
+    func claimsReadOnlyTheRowsTheyClaim(backend: StorageBackend) async throws {
         try await withFresh(backend, rows: Self.backlog(backend)) { storage in
             let now = Date(timeIntervalSince1970: Double(Self.now) / 1000)
             let notifications = try await plan(of: storage, backend) {
@@ -186,8 +186,8 @@ import Testing
 
     /// What leases claimed notifications and what marks them processed find each notification by
     /// its whole key, whatever else the inbox holds.
-    @Test(arguments: Backend.available)
-    func claimedNotificationsAreLeasedAndMarkedByTheirKeys(backend: Backend) async throws {
+    @Test(arguments: StorageBackend.available)
+    func claimedNotificationsAreLeasedAndMarkedByTheirKeys(backend: StorageBackend) async throws {
         try await withFresh(backend, rows: Self.backlog(backend)) { storage in
             let claimed = (1...50).map { makeNotification("n-\($0 * 7)") }
             let leasing = try await plan(of: storage, backend) {
@@ -205,7 +205,7 @@ import Testing
     /// first burst: it may read the few thousand rows whole, but must not test each row against
     /// every key. (With the keys as a list of row values it searched by `store` alone and filtered
     /// with one comparison per key: 6–10 ms a claim after 3,000 notifications.)
-    @Test(.enabled(if: Backend.postgresURL != nil, Backend.skippedPostgresMessage))
+    @Test(.enabled(if: StorageBackend.postgresURL != nil, StorageBackend.skippedPostgresMessage))
     func claimedNotificationsAreNotTestedAgainstEveryKeyWithoutStatistics() async throws {
         try await withFresh(.postgresql, rows: Self.backlog(.postgresql, count: 3000, analyzed: false)) { storage in
             let claimed = (1...50).map { makeNotification("n-\($0 * 7)") }
@@ -224,7 +224,7 @@ import Testing
     /// Checks that `plan` finds rows through `index` with `column` among the searched key's
     /// columns, not by filtering what an index on a prefix of the key returns.
     func expect(
-        _ plan: String, searches index: String, by column: String, _ backend: Backend,
+        _ plan: String, searches index: String, by column: String, _ backend: StorageBackend,
         sourceLocation: SourceLocation = #_sourceLocation
     ) {
         let lines = plan.split(separator: "\n")
@@ -254,7 +254,7 @@ import Testing
     /// first. (PostgreSQL may well sort the few rows a partial index gives it, as its statistics
     /// suggest; what it must not do is read the table.)
     func expect(
-        _ plan: String, uses index: String, sorted: Bool?, _ backend: Backend,
+        _ plan: String, uses index: String, sorted: Bool?, _ backend: StorageBackend,
         sourceLocation: SourceLocation = #_sourceLocation
     ) {
         #expect(plan.contains(index), "expected \(index) in the plan:\n\(plan)", sourceLocation: sourceLocation)
@@ -278,7 +278,7 @@ import Testing
     /// Runs `body` on a fresh database of `backend` holding `rows` (statements run first, in one
     /// transaction), enough for PostgreSQL's planner to prefer an index where one fits.
     func withFresh(
-        _ backend: Backend, rows: [String], _ body: @escaping @Sendable (any Storage) async throws -> Void
+        _ backend: StorageBackend, rows: [String], _ body: @escaping @Sendable (any Storage) async throws -> Void
     ) async throws {
         try await TestDatabase.withFresh(backend) { storage, _ async throws in
             try await storage.transaction { transaction async throws in
@@ -290,7 +290,7 @@ import Testing
     }
 
     /// A `WITH` clause giving the table `n` the numbers 1 to `count`, on `backend`.
-    static func numbers(upTo count: Int, _ backend: Backend) -> String {
+    static func numbers(upTo count: Int, _ backend: StorageBackend) -> String {
         switch backend {
         case .sqlite: "WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < \(count))"
         case .postgresql: "WITH n(i) AS (SELECT CAST(generate_series(1, \(count)) AS BIGINT))"
@@ -299,7 +299,7 @@ import Testing
 
     /// The plans of the statements `body` runs through the storage, one line per plan row.
     func plan(
-        of storage: any Storage, _ backend: Backend,
+        of storage: any Storage, _ backend: StorageBackend,
         _ body: @escaping @Sendable (any StorageTransaction) async throws -> Void
     ) async throws -> String {
         try await storage.transaction { transaction async throws in
@@ -317,7 +317,7 @@ import Testing
     /// 4,000 customers, each with a subscription (one in ten expired, one in 400 past its expiry
     /// without news, one in 300 awaiting acknowledgement on Google Play, one in 500 without an
     /// app) and a consumable with its ledger credit; then statistics for PostgreSQL's planner.
-    static func rows(_ backend: Backend) -> [String] {
+    static func rows(_ backend: StorageBackend) -> [String] {
         let numbers = Self.numbers(upTo: 4000, backend)
         let (yes, no) = backend == .sqlite ? ("1", "0") : ("TRUE", "FALSE")
         var statements = [
@@ -372,7 +372,7 @@ import Testing
 extension QueryPlanTests {
     /// `count` notifications and as many refund requests, all due (one in ten failed, due again
     /// later), then, if `analyzed`, statistics for PostgreSQL's planner.
-    static func backlog(_ backend: Backend, count: Int = 20000, analyzed: Bool = true) -> [String] {
+    static func backlog(_ backend: StorageBackend, count: Int = 20000, analyzed: Bool = true) -> [String] {
         let numbers = Self.numbers(upTo: count, backend)
         var statements = [
             """
@@ -402,7 +402,7 @@ extension QueryPlanTests {
 
 extension QueryPlanTests {
     /// A one-byte payload for every notification in the inbox.
-    static func payloads(_ backend: Backend) -> String {
+    static func payloads(_ backend: StorageBackend) -> String {
         """
         INSERT INTO inbox_payloads (store, dedupe_key, body)
         SELECT store, dedupe_key, \(backend == .sqlite ? "X'00'" : "'\\x00'::bytea") FROM inbox
@@ -414,7 +414,7 @@ extension QueryPlanTests {
 /// (PostgreSQL) on `base`, with the same parameters, and keeps the plan instead of returning rows.
 private struct ExplainingDatabase: SQLDatabase {
     let base: any SQLDatabase
-    let backend: Backend
+    let backend: StorageBackend
     let plans = PlanLog()
 
     var logger: Logger { base.logger }

@@ -14,8 +14,8 @@ import Testing
             updatedAt: requestedAt)
     }
 
-    @Test(arguments: Backend.available)
-    func consentAndUsageRoundTripAndAreForgotten(backend: Backend) async throws {
+    @Test(arguments: StorageBackend.available)
+    func consentAndUsageRoundTripAndAreForgotten(backend: StorageBackend) async throws {
         try await TestDatabase.withFresh(backend) { storage, _ async throws in
             let alice = makeCustomer("alice")
             let key = PurchaseKey.appStore("1000")
@@ -49,8 +49,8 @@ import Testing
         }
     }
 
-    @Test(arguments: Backend.available)
-    func refundRequestsAreStoredOnceClaimedWhenDueAndListedPerCustomer(backend: Backend) async throws {
+    @Test(arguments: StorageBackend.available)
+    func refundRequestsAreStoredOnceClaimedWhenDueAndListedPerCustomer(backend: StorageBackend) async throws {
         try await TestDatabase.withFresh(backend) { storage, _ async throws in
             let alice = makeCustomer("alice")
             let key = PurchaseKey.appStore("1000")

@@ -30,8 +30,8 @@ import Testing
         Read(text: "", integer: 0, double: 0, boolean: nil, blob: Data([0x5C, 0x78])),
     ]
 
-    @Test(arguments: Backend.available)
-    func valuesOfEveryTypeGoInAsGivenInTheOrderGiven(backend: Backend) async throws {
+    @Test(arguments: StorageBackend.available)
+    func valuesOfEveryTypeGoInAsGivenInTheOrderGiven(backend: StorageBackend) async throws {
         try await TestDatabase.withFresh(backend) { storage, _ async throws in
             let read = try await storage.transaction { transaction async throws -> [Read] in
                 let sql = try #require(transaction as? SQLStorageTransaction)
@@ -62,8 +62,8 @@ import Testing
         }
     }
 
-    @Test(arguments: Backend.available)
-    func keysSelectWhatTheyName(backend: Backend) async throws {
+    @Test(arguments: StorageBackend.available)
+    func keysSelectWhatTheyName(backend: StorageBackend) async throws {
         try await TestDatabase.withFresh(backend) { storage, _ async throws in
             let found = try await storage.transaction { transaction async throws -> [String] in
                 let sql = try #require(transaction as? SQLStorageTransaction)

@@ -8,15 +8,15 @@ import Testing
 /// The behaviour every ``Storage`` backend promises, run against each available backend, each test
 /// on a fresh database. Serialized so parallel tests don't crowd one small test server.
 @Suite(.serialized) struct StorageConformanceTests {
-    @Test(.disabled(if: Backend.postgresURL == nil, Backend.skippedPostgresMessage))
+    @Test(.disabled(if: StorageBackend.postgresURL == nil, StorageBackend.skippedPostgresMessage))
     func postgresBackendIsConfigured() throws {
-        #expect(Backend.available.contains(.postgresql))
+        #expect(StorageBackend.available.contains(.postgresql))
     }
 
     // MARK: Customers
 
-    @Test(arguments: Backend.available)
-    func customersRoundTripAndConflict(backend: Backend) async throws {
+    @Test(arguments: StorageBackend.available)
+    func customersRoundTripAndConflict(backend: StorageBackend) async throws {
         try await TestDatabase.withFresh(backend) { storage, _ async throws in
             #expect(storage.backend.rawValue == backend.rawValue)
             let alice = makeCustomer("alice")
@@ -53,8 +53,8 @@ import Testing
 
     // MARK: Purchases
 
-    @Test(arguments: Backend.available)
-    func purchasesRoundTripEveryField(backend: Backend) async throws {
+    @Test(arguments: StorageBackend.available)
+    func purchasesRoundTripEveryField(backend: StorageBackend) async throws {
         try await TestDatabase.withFresh(backend) { storage, _ async throws in
             let owner = makeCustomer("owner")
             let full = fullPurchase(.appStore("2000000123"), customer: owner.id)
@@ -86,8 +86,8 @@ import Testing
         }
     }
 
-    @Test(arguments: Backend.available)
-    func purchaseQueries(backend: Backend) async throws {
+    @Test(arguments: StorageBackend.available)
+    func purchaseQueries(backend: StorageBackend) async throws {
         try await TestDatabase.withFresh(backend) { storage, _ async throws in
             let alice = makeCustomer("alice")
             let bob = makeCustomer("bob")
@@ -157,8 +157,10 @@ import Testing
         }
     }
 
-    @Test(arguments: Backend.available)
-    func overdueSubscriptionsAreThoseStillGrantingPastTheirEndAndNotRefreshedLately(backend: Backend) async throws {
+    @Test(arguments: StorageBackend.available)
+    func overdueSubscriptionsAreThoseStillGrantingPastTheirEndAndNotRefreshedLately(backend: StorageBackend)
+        async throws
+    {
         try await TestDatabase.withFresh(backend) { storage, _ async throws in
             let hour: Int64 = 3_600_000
             func subscription(
@@ -214,8 +216,10 @@ import Testing
         }
     }
 
-    @Test(arguments: Backend.available)
-    func subscriptionsAwaitingNewsAreThoseSilentWithinTheWatchAndNotRefreshedLately(backend: Backend) async throws {
+    @Test(arguments: StorageBackend.available)
+    func subscriptionsAwaitingNewsAreThoseSilentWithinTheWatchAndNotRefreshedLately(backend: StorageBackend)
+        async throws
+    {
         try await TestDatabase.withFresh(backend) { storage, _ async throws in
             let hour: Int64 = 3_600_000
             func subscription(
@@ -263,8 +267,8 @@ import Testing
         }
     }
 
-    @Test(arguments: Backend.available)
-    func aFailedSavepointIsUndoneAloneAndTheTransactionGoesOn(backend: Backend) async throws {
+    @Test(arguments: StorageBackend.available)
+    func aFailedSavepointIsUndoneAloneAndTheTransactionGoesOn(backend: StorageBackend) async throws {
         try await TestDatabase.withFresh(backend) { storage, _ async throws in
             let kept = makeCustomer("kept")
             let undone = makeCustomer("undone")
@@ -291,8 +295,8 @@ import Testing
         }
     }
 
-    @Test(arguments: Backend.available)
-    func purchaseLinkedToUnknownCustomerIsRefused(backend: Backend) async throws {
+    @Test(arguments: StorageBackend.available)
+    func purchaseLinkedToUnknownCustomerIsRefused(backend: StorageBackend) async throws {
         try await TestDatabase.withFresh(backend) { storage, _ async throws in
             await expectStorageError(.conflict) {
                 try await storage.transaction { transaction async throws in
@@ -304,8 +308,8 @@ import Testing
 
     // MARK: Transactions
 
-    @Test(arguments: Backend.available)
-    func transactionRecordsRoundTrip(backend: Backend) async throws {
+    @Test(arguments: StorageBackend.available)
+    func transactionRecordsRoundTrip(backend: StorageBackend) async throws {
         try await TestDatabase.withFresh(backend) { storage, _ async throws in
             let key = PurchaseKey.appStore("orig-1")
             let refunded = TransactionRecord(
@@ -345,8 +349,8 @@ import Testing
 
     // MARK: History
 
-    @Test(arguments: Backend.available)
-    func historyAppendsInOrder(backend: Backend) async throws {
+    @Test(arguments: StorageBackend.available)
+    func historyAppendsInOrder(backend: StorageBackend) async throws {
         try await TestDatabase.withFresh(backend) { storage, _ async throws in
             let key = PurchaseKey.googlePlay("token")
             let changes = [
@@ -385,8 +389,8 @@ import Testing
 
     // MARK: Ledger
 
-    @Test(arguments: Backend.available)
-    func ledgerIsIdempotentAndSums(backend: Backend) async throws {
+    @Test(arguments: StorageBackend.available)
+    func ledgerIsIdempotentAndSums(backend: StorageBackend) async throws {
         try await TestDatabase.withFresh(backend) { storage, _ async throws in
             let alice = makeCustomer("alice")
             let bob = makeCustomer("bob")
@@ -445,8 +449,8 @@ import Testing
         }
     }
 
-    @Test(arguments: Backend.available)
-    func concurrentLedgerAppendsWithOneKeyPostOnce(backend: Backend) async throws {
+    @Test(arguments: StorageBackend.available)
+    func concurrentLedgerAppendsWithOneKeyPostOnce(backend: StorageBackend) async throws {
         try await TestDatabase.withFresh(backend) { storage, database async throws in
             let alice = makeCustomer("alice")
             try await storage.transaction { transaction async throws in try await transaction.insertCustomer(alice) }
@@ -479,8 +483,8 @@ import Testing
 
     /// Several notifications in one call (the webhook's group commit): each is new unless stored
     /// already or earlier in the same call, and the first copy is the one kept.
-    @Test(arguments: Backend.available)
-    func inboxInsertsManyAtOnceDedupingWithinAndAcross(backend: Backend) async throws {
+    @Test(arguments: StorageBackend.available)
+    func inboxInsertsManyAtOnceDedupingWithinAndAcross(backend: StorageBackend) async throws {
         try await TestDatabase.withFresh(backend) { storage, _ async throws in
             let fixture = DedupingGroup()
             try await storage.transaction { transaction async throws in
@@ -494,8 +498,8 @@ import Testing
 
     /// Webhook groups committed at once, sharing keys in different orders: each key is new for
     /// exactly one of them, and none fails.
-    @Test(arguments: Backend.available)
-    func concurrentGroupsSharingKeysStoreEachOnce(backend: Backend) async throws {
+    @Test(arguments: StorageBackend.available)
+    func concurrentGroupsSharingKeysStoreEachOnce(backend: StorageBackend) async throws {
         try await TestDatabase.withFresh(backend) { storage, _ async throws in
             let keys = (0..<100).map { "shared-\($0)" }
             var generator = SplitMix64(state: 18)
@@ -517,8 +521,8 @@ import Testing
         }
     }
 
-    @Test(arguments: Backend.available)
-    func inboxDedupesAndRoundTrips(backend: Backend) async throws {
+    @Test(arguments: StorageBackend.available)
+    func inboxDedupesAndRoundTrips(backend: StorageBackend) async throws {
         try await TestDatabase.withFresh(backend) { storage, _ async throws in
             let first = makeNotification("uuid-1", body: Data([0, 1, 2, 255, 0x7B]))
             let empty = makeNotification("uuid-2", store: .googlePlay, receivedAt: at(5), body: Data())
@@ -572,8 +576,8 @@ import Testing
         }
     }
 
-    @Test(arguments: Backend.available)
-    func emptyInboxCountsAreZero(backend: Backend) async throws {
+    @Test(arguments: StorageBackend.available)
+    func emptyInboxCountsAreZero(backend: StorageBackend) async throws {
         try await TestDatabase.withFresh(backend) { storage, _ async throws in
             let counts = try await storage.transaction { transaction async throws in
                 try await transaction.notificationCounts()
@@ -582,8 +586,8 @@ import Testing
         }
     }
 
-    @Test(arguments: Backend.available)
-    func claimsLeaseDueNotificationsFirstDueFirst(backend: Backend) async throws {
+    @Test(arguments: StorageBackend.available)
+    func claimsLeaseDueNotificationsFirstDueFirst(backend: StorageBackend) async throws {
         try await TestDatabase.withFresh(backend) { storage, _ async throws in
             let now = at(1_000_000)
             let pendingOld = makeNotification("pending-old", receivedAt: at(10))
@@ -636,8 +640,8 @@ import Testing
         }
     }
 
-    @Test(arguments: Backend.available)
-    func concurrentClaimsNeverShareANotification(backend: Backend) async throws {
+    @Test(arguments: StorageBackend.available)
+    func concurrentClaimsNeverShareANotification(backend: StorageBackend) async throws {
         try await TestDatabase.withFresh(backend) { storage, database async throws in
             try await storage.transaction { transaction async throws in
                 for index in 0..<40 {
@@ -667,7 +671,7 @@ import Testing
 
     /// On PostgreSQL two claims can run at the same time: while one transaction holds its claimed
     /// rows, another skips them instead of waiting (SKIP LOCKED) and gets the next ones.
-    @Test(.enabled(if: Backend.postgresURL != nil, Backend.skippedPostgresMessage))
+    @Test(.enabled(if: StorageBackend.postgresURL != nil, StorageBackend.skippedPostgresMessage))
     func overlappingPostgresClaimsSkipLockedRows() async throws {
         try await TestDatabase.withFresh(.postgresql) { storage, database async throws in
             try await storage.transaction { transaction async throws in
@@ -706,8 +710,8 @@ import Testing
 
     // MARK: API keys and cursors
 
-    @Test(arguments: Backend.available)
-    func apiKeysAndCursors(backend: Backend) async throws {
+    @Test(arguments: StorageBackend.available)
+    func apiKeysAndCursors(backend: StorageBackend) async throws {
         try await TestDatabase.withFresh(backend) { storage, _ async throws in
             let reader = APIKeyRecord(
                 id: "key_b", name: "dashboard", secretHash: "hash-b", scope: .readOnly, createdAt: at(2))
@@ -744,8 +748,8 @@ import Testing
 
     // MARK: Dates
 
-    @Test(arguments: Backend.available)
-    func datesRoundTripAtMillisecondPrecision(backend: Backend) async throws {
+    @Test(arguments: StorageBackend.available)
+    func datesRoundTripAtMillisecondPrecision(backend: StorageBackend) async throws {
         try await TestDatabase.withFresh(backend) { storage, _ async throws in
             let instants: [Int64] = [0, 1, -1, -86_400_001, 1_750_000_000_999, 4_102_444_800_000, 253_402_300_799_999]
             try await storage.transaction { transaction async throws in
@@ -772,8 +776,8 @@ import Testing
 
     // MARK: Transactions: rollback and isolation
 
-    @Test(arguments: Backend.available)
-    func throwingRollsBackEverything(backend: Backend) async throws {
+    @Test(arguments: StorageBackend.available)
+    func throwingRollsBackEverything(backend: StorageBackend) async throws {
         try await TestDatabase.withFresh(backend) { storage, _ async throws in
             let alice = makeCustomer("alice")
             do {
@@ -808,8 +812,8 @@ import Testing
         }
     }
 
-    @Test(arguments: Backend.available)
-    func concurrentReadModifyWriteKeepsEveryUpdate(backend: Backend) async throws {
+    @Test(arguments: StorageBackend.available)
+    func concurrentReadModifyWriteKeepsEveryUpdate(backend: StorageBackend) async throws {
         try await TestDatabase.withFresh(backend) { storage, database async throws in
             let key = PurchaseKey.appStore("counter")
             var counter = minimalPurchase(key)
@@ -846,7 +850,7 @@ import Testing
 
     /// Two PostgreSQL transactions locking two purchases in opposite orders deadlock; the server
     /// aborts one (SQLSTATE 40P01) and the storage reruns it, so both updates land.
-    @Test(.enabled(if: Backend.postgresURL != nil, Backend.skippedPostgresMessage))
+    @Test(.enabled(if: StorageBackend.postgresURL != nil, StorageBackend.skippedPostgresMessage))
     func postgresDeadlockVictimIsRerun() async throws {
         try await TestDatabase.withFresh(.postgresql) { storage, database async throws in
             let first = PurchaseKey.appStore("first")
@@ -896,8 +900,8 @@ import Testing
 
     // MARK: Migrations
 
-    @Test(arguments: Backend.available)
-    func migrationsAreIdempotentAndReportTheirVersion(backend: Backend) async throws {
+    @Test(arguments: StorageBackend.available)
+    func migrationsAreIdempotentAndReportTheirVersion(backend: StorageBackend) async throws {
         try await TestDatabase.withFresh(backend, migrated: false) { storage, _ async throws in
             #expect(try await storage.schemaVersion() == 0)
             #expect(try await storage.migrate() == Migration.all.map(\.version))
@@ -907,8 +911,8 @@ import Testing
         }
     }
 
-    @Test(arguments: Backend.available)
-    func concurrentMigrationsApplyOnce(backend: Backend) async throws {
+    @Test(arguments: StorageBackend.available)
+    func concurrentMigrationsApplyOnce(backend: StorageBackend) async throws {
         try await TestDatabase.withFresh(backend, migrated: false) { storage, database async throws in
             let others = [try await database.open(), try await database.open()]
             let applied = try await withThrowingTaskGroup(of: [Int].self) { group in
@@ -923,8 +927,8 @@ import Testing
         }
     }
 
-    @Test(arguments: Backend.available)
-    func laterMigrationsApplyInOrderAndNewerSchemasAreRefused(backend: Backend) async throws {
+    @Test(arguments: StorageBackend.available)
+    func laterMigrationsApplyInOrderAndNewerSchemasAreRefused(backend: StorageBackend) async throws {
         let extra = Migration(
             version: Migration.latestVersion + 1, name: "test: notes",
             sqlite: ["CREATE TABLE test_notes (note TEXT NOT NULL) STRICT"],
@@ -941,8 +945,8 @@ import Testing
         }
     }
 
-    @Test(arguments: Backend.available)
-    func failedMigrationLeavesTheSchemaAsItWas(backend: Backend) async throws {
+    @Test(arguments: StorageBackend.available)
+    func failedMigrationLeavesTheSchemaAsItWas(backend: StorageBackend) async throws {
         let broken = Migration(
             version: Migration.latestVersion + 1, name: "test: broken",
             sqlite: ["CREATE TABLE test_half (x TEXT)", "THIS IS NOT SQL"],
@@ -965,8 +969,8 @@ import Testing
     /// Migration 3 on a database written by version 2: environments take the domain's two names
     /// (Google's `Test` is sandbox), the app is unknown until backfilled, and the backfill only
     /// touches the store it is told to.
-    @Test(arguments: Backend.available)
-    func appsAndEnvironmentsMigrateFromVersionTwo(backend: Backend) async throws {
+    @Test(arguments: StorageBackend.available)
+    func appsAndEnvironmentsMigrateFromVersionTwo(backend: StorageBackend) async throws {
         let versionTwo = Migration.all.filter { $0.version <= 2 }
         try await TestDatabase.withFresh(backend, migrations: versionTwo) { old, database async throws in
             try await old.close()
@@ -1011,8 +1015,8 @@ import Testing
     }
 
     /// Migration 14 totals the ledger written before it, and the trigger keeps the totals from then on.
-    @Test(arguments: Backend.available)
-    func runningBalancesStartFromTheLedgerAsItWas(backend: Backend) async throws {
+    @Test(arguments: StorageBackend.available)
+    func runningBalancesStartFromTheLedgerAsItWas(backend: StorageBackend) async throws {
         let versionThirteen = Migration.all.filter { $0.version <= 13 }
         try await TestDatabase.withFresh(backend, migrations: versionThirteen) { old, database async throws in
             let alice = makeCustomer("alice")
@@ -1043,8 +1047,8 @@ import Testing
     /// Migration 16 moves every stored notification's payload into `inbox_payloads`: a pending one
     /// is claimed with its verified payload as stored (its body, read by key), a processed one
     /// still reads back.
-    @Test(arguments: Backend.available)
-    func inboxPayloadsMoveApartWithEveryNotification(backend: Backend) async throws {
+    @Test(arguments: StorageBackend.available)
+    func inboxPayloadsMoveApartWithEveryNotification(backend: StorageBackend) async throws {
         let versionFifteen = Migration.all.filter { $0.version <= 15 }
         try await TestDatabase.withFresh(backend, migrations: versionFifteen) { old, database async throws in
             // Rows as version 15 wrote them, the payload in the inbox row.
@@ -1087,8 +1091,8 @@ import Testing
     /// Two transactions recording the first facts of one purchase at once: the second reads what
     /// the first wrote, even though no row existed to lock when both began (a lost first fact was
     /// seen once in the shuffled-delivery test on PostgreSQL before purchases were locked by key).
-    @Test(arguments: Backend.available)
-    func readingAPurchaseThatDoesNotExistYetSerializesItsWriters(backend: Backend) async throws {
+    @Test(arguments: StorageBackend.available)
+    func readingAPurchaseThatDoesNotExistYetSerializesItsWriters(backend: StorageBackend) async throws {
         try await TestDatabase.withFresh(backend) { storage, _ async throws in
             let key = PurchaseKey.appStore("first-facts")
             let seen = try await withThrowingTaskGroup(of: Purchase?.self) { group in
@@ -1112,8 +1116,8 @@ import Testing
 
     /// A job's lease: one holder at a time; its holder renews it; another takes it only once it
     /// ran out or was given up.
-    @Test(arguments: Backend.available)
-    func jobLeasesHaveOneHolderAtATime(backend: Backend) async throws {
+    @Test(arguments: StorageBackend.available)
+    func jobLeasesHaveOneHolderAtATime(backend: StorageBackend) async throws {
         try await TestDatabase.withFresh(backend) { storage, _ async throws in
             func acquire(_ holder: String, at now: Int64, for duration: Int64 = 1_000) async throws -> Bool {
                 try await storage.transaction {
@@ -1168,8 +1172,8 @@ import Testing
 
     /// Quota admissions: recorded with growing ids, read by scope after an id and a time, pruned by
     /// time; scopes apart.
-    @Test(arguments: Backend.available)
-    func quotaAdmissionsAreReadAfterTheLastSeenId(backend: Backend) async throws {
+    @Test(arguments: StorageBackend.available)
+    func quotaAdmissionsAreReadAfterTheLastSeenId(backend: StorageBackend) async throws {
         try await TestDatabase.withFresh(backend) { storage, _ async throws in
             let ids = try await storage.transaction { transaction in
                 try await transaction.lockQuotaScope("google-play:p")
@@ -1212,8 +1216,8 @@ import Testing
     }
 
     /// A purchase saved without an app (a placeholder) never erases one already recorded.
-    @Test(arguments: Backend.available)
-    func aRecordedAppIsKept(backend: Backend) async throws {
+    @Test(arguments: StorageBackend.available)
+    func aRecordedAppIsKept(backend: StorageBackend) async throws {
         try await TestDatabase.withFresh(backend) { storage, _ async throws in
             var purchase = minimalPurchase(.appStore("kept"))
             purchase.app = AppID("com.example.app")
@@ -1230,8 +1234,8 @@ import Testing
 
     // MARK: Failures
 
-    @Test(arguments: Backend.available)
-    func failuresSurfaceAsStorageErrors(backend: Backend) async throws {
+    @Test(arguments: StorageBackend.available)
+    func failuresSurfaceAsStorageErrors(backend: StorageBackend) async throws {
         try await TestDatabase.withFresh(backend, migrated: false) { storage, _ async throws in
             // No schema yet: the database answers with an error.
             await expectStorageError(.unavailable) {

@@ -9,8 +9,8 @@ import Testing
 @Suite struct StorageReadTests {
     // A read that waited for the writer would wait forever here: the write ends only after it. The
     // deadline starts at the read; a fresh database under the whole suite's load may take a while.
-    @Test(arguments: Backend.available)
-    func aReadSeesTheLastCommitAndDoesNotWaitForAWriteInProgress(_ backend: Backend) async throws {
+    @Test(arguments: StorageBackend.available)
+    func aReadSeesTheLastCommitAndDoesNotWaitForAWriteInProgress(_ backend: StorageBackend) async throws {
         try await TestDatabase.withFresh(backend) { storage, _ in
             let committed = Customer(id: CustomerID("committed"), appAccountToken: UUID(), createdAt: Date())
             try await storage.transaction { try await $0.insertCustomer(committed) }
@@ -88,8 +88,8 @@ import Testing
         }
     }
 
-    @Test(arguments: Backend.available)
-    func theCustomerComesWithItsConsent(_ backend: Backend) async throws {
+    @Test(arguments: StorageBackend.available)
+    func theCustomerComesWithItsConsent(_ backend: StorageBackend) async throws {
         try await TestDatabase.withFresh(backend) { storage, _ in
             let customer = Customer(
                 id: CustomerID("consenting"), appAccountToken: UUID(), createdAt: Date(timeIntervalSince1970: 1000))

@@ -6,18 +6,11 @@ import Testing
 
 @testable import StorekeeperStorage
 
-/// A backend the conformance suite runs against.
-enum Backend: String, CaseIterable, Sendable, CustomTestStringConvertible {
-    case sqlite
-    case postgresql
-
-    var testDescription: String { rawValue }
-
+/// What the storage tests add to the backends they run against (`StorageBackend.available`,
+/// from TestSupport, lists them).
+extension StorageBackend {
     /// The PostgreSQL server tests create their databases on (`.ci/postgres.sh` starts one).
     static let postgresURL: String? = PostgresAdmin.serverURL
-
-    /// SQLite always; PostgreSQL when STOREKEEPER_TEST_POSTGRES_URL names a server.
-    static let available: [Backend] = postgresURL == nil ? [.sqlite] : [.sqlite, .postgresql]
 
     static let skippedPostgresMessage: Comment = """
         STOREKEEPER_TEST_POSTGRES_URL is not set: the PostgreSQL half of the storage conformance suite is skipped \
@@ -27,13 +20,13 @@ enum Backend: String, CaseIterable, Sendable, CustomTestStringConvertible {
 
 /// One fresh, empty database for one test, and a way to open more storages on it.
 struct TestDatabase: Sendable {
-    let backend: Backend
+    let backend: StorageBackend
     /// The migrations a storage opened here knows.
     let migrations: [Migration]
     private let opener: @Sendable ([Migration], Logger) async throws -> any Storage
 
     init(
-        backend: Backend, migrations: [Migration],
+        backend: StorageBackend, migrations: [Migration],
         opener: @escaping @Sendable ([Migration], Logger) async throws -> any Storage
     ) {
         self.backend = backend
@@ -53,7 +46,7 @@ struct TestDatabase: Sendable {
     /// false; cleans up afterwards. SQLite: a file in a new temporary directory. PostgreSQL: a new
     /// database on the test server, dropped afterwards.
     static func withFresh(
-        _ backend: Backend, migrated: Bool = true, migrations: [Migration] = Migration.all,
+        _ backend: StorageBackend, migrated: Bool = true, migrations: [Migration] = Migration.all,
         _ body: (any Storage, TestDatabase) async throws -> Void
     ) async throws {
         switch backend {
@@ -68,7 +61,7 @@ struct TestDatabase: Sendable {
             }
             try await run(database, migrated: migrated, body)
         case .postgresql:
-            guard let url = Backend.postgresURL else {
+            guard let url = StorageBackend.postgresURL else {
                 Issue.record("PostgreSQL tests ran without STOREKEEPER_TEST_POSTGRES_URL")
                 return
             }
