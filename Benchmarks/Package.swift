@@ -20,6 +20,8 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.2"),
     ],
     targets: [
+        // What the benchmarks' figures are computed with: medians, percentiles, seconds.
+        .target(name: "BenchmarkFigures"),
         // The signed transaction, verifier and raw ECDSA inputs both benchmarks measure.
         .target(
             name: "VerifyFixture",
@@ -74,8 +76,7 @@ let package = Package(
                 .product(name: "Hummingbird", package: "hummingbird"),
                 // The notifications are posted over plain SwiftNIO channels (ClosedLoopPoster).
                 "LoadHTTP",
-                // `median`, as verify-throughput summarizes its passes.
-                "VerifyFixture",
+                "BenchmarkFigures",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
@@ -89,6 +90,7 @@ let package = Package(
             name: "customer-read",
             dependencies: [
                 "LoadHTTP",
+                "BenchmarkFigures",
                 .product(name: "StorekeeperDemo", package: "storekeeper"),
                 .product(name: "StorekeeperServer", package: "storekeeper"),
                 .product(name: "StorekeeperStorage", package: "storekeeper"),
@@ -104,7 +106,7 @@ let package = Package(
         // One process, one thread: verifier and raw P-256 rates side by side, summary line last.
         .executableTarget(
             name: "verify-throughput",
-            dependencies: ["VerifyFixture"]
+            dependencies: ["VerifyFixture", "BenchmarkFigures"]
         ),
     ],
     swiftLanguageModes: [.v6]

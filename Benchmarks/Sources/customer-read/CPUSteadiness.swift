@@ -1,3 +1,4 @@
+import BenchmarkFigures
 import Foundation
 import Synchronization
 
@@ -46,7 +47,7 @@ struct CPUSteadiness {
                     let began = ContinuousClock.now
                     state = unit(state)
                     let ended = ContinuousClock.now
-                    mine.append((CustomerRead.seconds(began - start), CustomerRead.seconds(ended - began)))
+                    mine.append((BenchmarkFigures.seconds(began - start), BenchmarkFigures.seconds(ended - began)))
                 }
                 keep(state)
                 samples.withLock { $0[core] = mine }
@@ -72,7 +73,7 @@ struct CPUSteadiness {
         var state: UInt64 = 1
         let began = ContinuousClock.now
         for _ in 0..<count { state = unit(state) }
-        let elapsed = CustomerRead.seconds(ContinuousClock.now - began)
+        let elapsed = seconds(ContinuousClock.now - began)
         keep(state)
         return elapsed
     }

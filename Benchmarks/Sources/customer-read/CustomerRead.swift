@@ -1,4 +1,5 @@
 import AsyncHTTPClient
+import BenchmarkFigures
 import Foundation
 import LoadHTTP
 import Logging
@@ -183,7 +184,7 @@ struct CustomerRead {
             let folded = try await server.application.rollup.run(recount: true)
             say(
                 "\(backend.name), \(customers) customers: overview rollup ready in "
-                    + "\(Self.format(Self.seconds(ContinuousClock.now - started))) s (\(folded) events folded; "
+                    + "\(Self.format(seconds(ContinuousClock.now - started))) s (\(folded) events folded; "
                     + "a first round folds the history from the tables)")
             try await checkViews(server, customers: customers, random: &random)
             // Connections, caches and the first pages of the database.
@@ -327,7 +328,7 @@ struct CustomerRead {
             for _ in 0..<9 {
                 let started = ContinuousClock.now
                 found = try await body()
-                times.append(Self.seconds(ContinuousClock.now - started) * 1000)
+                times.append(seconds(ContinuousClock.now - started) * 1000)
             }
             return (times.sorted()[times.count / 2], found)
         }
@@ -385,10 +386,6 @@ struct CustomerRead {
             max: latencies.last ?? 0, requests: requests, failures: windows.reduce(0) { $0 + $1.failures },
             achievedRate: elapsed > 0 ? Double(latencies.count) / elapsed : 0,
             sendLatenessP99: percentile(0.99, of: lateness), sendLatenessMax: lateness.last ?? 0)
-    }
-
-    static func seconds(_ duration: Duration) -> Double {
-        Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18
     }
 
     static func format(_ value: Double) -> String { String(format: "%.2f", value) }

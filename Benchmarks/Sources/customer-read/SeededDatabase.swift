@@ -1,3 +1,4 @@
+import BenchmarkFigures
 import Foundation
 import Logging
 import PostgresNIO
@@ -193,7 +194,7 @@ struct SeededDatabase: Sendable {
     private static func recordContents(
         _ connection: some SQLSession, customers: Int, since started: ContinuousClock.Instant
     ) async throws {
-        let elapsed = CustomerRead.seconds(ContinuousClock.now - started)
+        let elapsed = seconds(ContinuousClock.now - started)
         try await connection.execute(
             """
             CREATE TABLE benchmark_seed (

@@ -1,4 +1,5 @@
 import AppStoreServer
+import BenchmarkFigures
 import Foundation
 import LoadHTTP
 import Logging
@@ -9,7 +10,6 @@ import Storekeeper
 import StorekeeperDemo
 import StorekeeperServer
 import StorekeeperStorage
-import VerifyFixture
 
 // Notification ingest over HTTP: App Store Server Notifications posted to running Storekeeper
 // servers (verified, stored durably before the 200, then processed), on SQLite or PostgreSQL, with
@@ -350,10 +350,6 @@ struct IngestRun {
                 group.addTask { try await body(payload) }
             }
         }
-    }
-
-    func seconds(_ duration: Duration) -> Double {
-        Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18
     }
 
 }

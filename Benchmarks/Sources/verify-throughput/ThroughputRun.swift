@@ -1,3 +1,4 @@
+import BenchmarkFigures
 import Foundation
 import VerifyFixture
 
@@ -127,10 +128,5 @@ enum ThroughputRun {
 
     static func roundLength(calibrationRate rate: Double) -> Int {
         max(1, Int(rate * seconds(roundDuration)))
-    }
-
-    static func seconds(_ duration: Duration) -> Double {
-        let (whole, attoseconds) = duration.components
-        return Double(whole) + Double(attoseconds) * 1e-18
     }
 }
