@@ -142,6 +142,19 @@ import Testing
                 _ = try await $0.ledgerPostedByCustomer(transactionID: "coins-42")
             }
             expect(held, uses: "ledger_entries_by_transaction", sorted: nil, backend)
+            // One customer's credits of a transaction, by the transaction too; and a customer's
+            // entries by the unique (customer, idempotency key) index. No index on (customer,
+            // transaction) is kept for them (migration 21).
+            let heldByOne = try await plan(of: storage, backend) {
+                _ = try await $0.ledgerPosted(customer: customer, transactionID: "coins-42")
+            }
+            expect(heldByOne, uses: "ledger_entries_by_transaction", sorted: nil, backend)
+            let entries = try await plan(of: storage, backend) { _ = try await $0.ledgerEntries(of: customer) }
+            expect(
+                entries,
+                uses: backend == .sqlite
+                    ? "sqlite_autoindex_ledger_entries_1" : "ledger_entries_customer_id_idempotency_key_key",
+                sorted: nil, backend)
             let balances = try await plan(of: storage, backend) { _ = try await $0.balances(of: customer) }
             // The running totals by their key: one row per balance, whatever the ledger holds.
             if backend == .sqlite {
