@@ -351,7 +351,6 @@ struct IngestRun {
             }
         }
     }
-
 }
 
 struct BenchmarkError: Error, CustomStringConvertible {
