@@ -9,14 +9,20 @@ public struct CustomerView: Sendable, Hashable, Codable {
     public var asOf: Date
     public var entitlements: [EntitlementView]
     public var subscriptions: [PurchaseView]
+    /// Non-consumables and non-renewing subscriptions. Consumables are not listed: what they
+    /// credit is in `balances`, and a customer may hold thousands of them (the purchase history,
+    /// `GET /v1/customers/{id}/purchases`, pages through every purchase).
     public var oneTimePurchases: [PurchaseView]
     public var balances: [String: Int]
     /// Whether the customer consented to share consumption data in refund requests; nil when
     /// never asked (nothing is then sent).
     public var consumptionConsent: ConsumptionConsent?
 
-    /// - Parameter access: which environments' purchases grant access in this deployment; a
-    ///   purchase it does not admit is listed, never granting anything.
+    /// - Parameters:
+    ///   - purchases: the customer's purchases; consumables among them are left out (they grant
+    ///     no entitlement, and the view lists none).
+    ///   - access: which environments' purchases grant access in this deployment; a purchase it
+    ///     does not admit is listed, never granting anything.
     public init(
         customer: Customer, purchases: [Purchase], balances: [String: Int], catalog: Catalog,
         access: EnvironmentAccess, consumptionConsent: ConsumptionConsent? = nil, at now: Date
@@ -25,11 +31,12 @@ public struct CustomerView: Sendable, Hashable, Codable {
         self.consumptionConsent = consumptionConsent
         appAccountToken = customer.appAccountToken
         asOf = now
-        let views = purchases.sorted { $0.key < $1.key }.map { PurchaseView($0, access: access, at: now) }
+        let listed = purchases.filter { $0.kind != .consumable }.sorted { $0.key < $1.key }
+        let views = listed.map { PurchaseView($0, access: access, at: now) }
         subscriptions = views.filter { $0.kind == .subscription }
         oneTimePurchases = views.filter { $0.kind != .subscription }
         self.balances = balances
-        entitlements = Self.entitlements(of: purchases.filter(access.admits), catalog: catalog, at: now)
+        entitlements = Self.entitlements(of: listed.filter(access.admits), catalog: catalog, at: now)
     }
 
     /// The union of what the customer's purchases grant; where several grant one entitlement,
@@ -102,7 +109,7 @@ public struct PurchaseView: Sendable, Hashable, Codable {
     /// customer may redeem (App Store subscriptions; absent when the store reports none).
     public var offers: SubscriptionOffers?
 
-    init(_ purchase: Purchase, access: EnvironmentAccess, at now: Date) {
+    public init(_ purchase: Purchase, access: EnvironmentAccess, at now: Date) {
         store = purchase.key.store
         purchaseID = purchase.key.id
         productID = purchase.productID

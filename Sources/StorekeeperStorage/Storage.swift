@@ -125,6 +125,10 @@ public protocol StorageTransaction: ConsoleQueries, OverviewRollupQueries, Senda
     /// Inserts or replaces the purchase with this key.
     func savePurchase(_ purchase: Purchase) async throws
     func purchases(of customer: CustomerID) async throws -> [Purchase]
+    /// Up to `limit` of the customer's purchases that follow `after` in key order (store, then
+    /// id, by bytes; nil: from the first): a customer's history a page at a time, however many
+    /// consumables it holds.
+    func purchases(of customer: CustomerID, after: PurchaseKey?, limit: Int) async throws -> [Purchase]
     /// The customer's purchases that can grant an entitlement — every kind but consumables, whose
     /// credits go to balances: what entitlements are computed from, read without the (possibly
     /// thousands of) coin packs a customer bought.

@@ -272,7 +272,7 @@ import Testing
             of: #""com.example.coins": {"kind": "consumable", "balance": "coins", "credits": 100}"#,
             with: #"""
                 "com.example.coins": {"kind": "consumable", "balance": "coins", "credits": 100,
-                                      "proratedRefund": "keep"},
+                                      "proratedRefund": "keep", "entitlements": ["coins"]},
                 "com.example.unlock": {"kind": "non_consumable", "entitlements": ["unlock"],
                                        "proratedRefund": {"revokeFromPercent": 150},
                                        "refundPolicy": {"preference": {"declineAboveConsumedPercent": 50, "otherwise": "DECLINE"}}}
@@ -286,6 +286,7 @@ import Testing
                 Set(error.problems.map(\.path)) == [
                     "apps.main.appStore.refundPolicy.preference", "apps.main.appStore.refundPolicy.answer",
                     "apps.main.appStore.refundPolicy.tone", "products.appStore.com.example.coins.proratedRefund",
+                    "products.appStore.com.example.coins.entitlements",
                     "products.appStore.com.example.unlock.proratedRefund",
                     "products.appStore.com.example.unlock.refundPolicy.preference.otherwise",
                 ])

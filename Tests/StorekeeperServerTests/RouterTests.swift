@@ -242,6 +242,77 @@ import Testing
         }
     }
 
+    // MARK: Purchase history
+
+    struct PurchasePage: Decodable {
+        struct Listed: Decodable {
+            var purchaseID: String
+            var kind: String
+        }
+        var purchases: [Listed]
+        var next: String?
+        var hasMore: Bool
+    }
+
+    /// Consumables reach the app as balances: the view leaves them out (a customer may hold
+    /// thousands), and the history pages through every purchase from its `next` cursor.
+    @Test func theViewLeavesConsumablesToTheHistoryWhichPagesThroughThem() async throws {
+        try await Self.withRouter { client, application in
+            let customer = try await Self.createCustomer("alice", client)
+            let now = Date()
+            let recorder = application.customers.recorder
+            let tokens = ["coins-3", "coins-1", "coins-5", "coins-2", "coins-4"]
+            for (offset, token) in tokens.enumerated() {
+                let fact = PurchaseFact(
+                    key: .googlePlay(token), app: AppID("com.example.app"), productID: "coins.100", kind: .consumable,
+                    environment: .production, state: .active, accountHint: customer.appAccountToken, observedAt: now,
+                    transactions: [
+                        TransactionFact(id: "GPA.\(offset)", productID: "coins.100", purchasedAt: now, observedAt: now)
+                    ])
+                _ = try await application.storage.transaction {
+                    try await recorder.record(fact, cause: ChangeCause(source: .submission), in: $0)
+                }
+            }
+            try await client.execute(uri: "/v1/customers/alice", method: .get, headers: Self.headers()) { response in
+                let view = try JSONSerialization.jsonObject(with: Data(buffer: response.body)) as? [String: Any]
+                #expect((view?["oneTimePurchases"] as? [Any])?.isEmpty == true)
+                #expect(view?["balances"] as? [String: Int] == ["coins": 500])
+            }
+            var listed: [String] = []
+            var uri = "/v1/customers/alice/purchases?limit=2"
+            for _ in 0..<5 {
+                let page = try await client.execute(uri: uri, method: .get, headers: Self.headers(Self.readOnly)) {
+                    #expect($0.status == .ok)
+                    return try JSONDecoder().decode(PurchasePage.self, from: Data(buffer: $0.body))
+                }
+                #expect(page.purchases.allSatisfy { $0.kind == "consumable" })
+                listed += page.purchases.map(\.purchaseID)
+                #expect(page.hasMore == (page.next != nil))
+                guard let next = page.next else { break }
+                #expect(page.purchases.count == 2)
+                uri = "/v1/customers/alice/purchases?limit=2&after=\(next)"
+            }
+            #expect(listed == tokens.sorted())
+            try await client.execute(uri: "/v1/customers/alice/purchases", method: .get, headers: Self.headers()) {
+                let page = try JSONDecoder().decode(PurchasePage.self, from: Data(buffer: $0.body))
+                #expect(page.purchases.map(\.purchaseID) == tokens.sorted())
+                #expect(!page.hasMore && page.next == nil)
+            }
+            for (query, code) in [
+                ("after=not-a-cursor", ErrorCode.unknownCursor),
+                ("after=\(Self.base64URL("elsewhere:1"))", .unknownCursor),
+                ("limit=0", .invalidQuery), ("limit=1001", .invalidQuery),
+            ] {
+                try await client.execute(
+                    uri: "/v1/customers/alice/purchases?\(query)", method: .get, headers: Self.headers()
+                ) { try Self.expectError($0, code) }
+            }
+            try await client.execute(uri: "/v1/customers/bob/purchases", method: .get, headers: Self.headers()) {
+                try Self.expectError($0, .customerNotFound)
+            }
+        }
+    }
+
     // MARK: Purchase submissions
 
     func purchases(of id: String, _ application: StorekeeperApplication) async throws -> [Purchase] {

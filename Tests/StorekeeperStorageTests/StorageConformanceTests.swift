@@ -86,6 +86,55 @@ import Testing
         }
     }
 
+    /// The purchase history: every kind, in key order by bytes (upper case before lower, as a
+    /// database with another collation would not sort them), a page at a time from a cursor that
+    /// need not be a stored key; another customer's purchases never in it.
+    @Test(arguments: StorageBackend.available)
+    func aCustomersPurchasesArePagedInKeyOrder(backend: StorageBackend) async throws {
+        try await TestDatabase.withFresh(backend) { storage, _ async throws in
+            let alice = makeCustomer("alice")
+            let bob = makeCustomer("bob")
+            let keys: [PurchaseKey] = [
+                .googlePlay("b3"), .appStore("a1"), .googlePlay("Z9"), .appStore("B2"), .appStore("a10"),
+            ]
+            try await storage.transaction { transaction async throws in
+                try await transaction.insertCustomer(alice)
+                try await transaction.insertCustomer(bob)
+                for (offset, key) in keys.enumerated() {
+                    var purchase = minimalPurchase(key)
+                    purchase.customerID = alice.id
+                    if offset.isMultiple(of: 2) { purchase.kind = .nonConsumable }
+                    try await transaction.savePurchase(purchase)
+                }
+                var bobs = minimalPurchase(.appStore("a2"))
+                bobs.customerID = bob.id
+                try await transaction.savePurchase(bobs)
+            }
+            let inOrder: [PurchaseKey] = [
+                .appStore("B2"), .appStore("a1"), .appStore("a10"), .googlePlay("Z9"), .googlePlay("b3"),
+            ]
+            try await storage.transaction { transaction async throws in
+                var listed: [PurchaseKey] = []
+                var cursor: PurchaseKey?
+                while true {
+                    let page = try await transaction.purchases(of: alice.id, after: cursor, limit: 2).map(\.key)
+                    #expect(page.count <= 2)
+                    guard let last = page.last else { break }
+                    listed += page
+                    cursor = last
+                }
+                #expect(listed == inOrder)
+                #expect(try await transaction.purchases(of: alice.id).map(\.key) == inOrder)
+                // A cursor between stored keys, and past the last one.
+                #expect(
+                    try await transaction.purchases(of: alice.id, after: .appStore("a"), limit: 10).map(\.key)
+                        == Array(inOrder.dropFirst()))
+                #expect(try await transaction.purchases(of: alice.id, after: .googlePlay("c"), limit: 10).isEmpty)
+                #expect(try await transaction.purchases(of: CustomerID("nobody"), after: nil, limit: 10).isEmpty)
+            }
+        }
+    }
+
     @Test(arguments: StorageBackend.available)
     func purchaseQueries(backend: StorageBackend) async throws {
         try await TestDatabase.withFresh(backend) { storage, _ async throws in

@@ -51,14 +51,19 @@ import Testing
             CatalogProduct(id: "monthly", store: .appStore, kind: .subscription, entitlements: ["pro"], group: "g"),
             CatalogProduct(id: "yearly", store: .appStore, kind: .subscription, entitlements: ["pro", "extra"]),
             CatalogProduct(id: "lifetime", store: .appStore, kind: .nonConsumable, entitlements: ["themes"]),
+            // A catalog that (wrongly) names an entitlement on a consumable still grants none.
+            CatalogProduct(id: "coins", store: .appStore, kind: .consumable, entitlements: ["gold"], balance: "coins"),
         ])
         var lifetime = subscription("3", product: "lifetime", state: .active, expiresIn: 0)
         lifetime.kind = .nonConsumable
         lifetime.expiresAt = nil
+        var coins = subscription("4", product: "coins", state: .active, expiresIn: 0)
+        coins.kind = .consumable
+        coins.expiresAt = nil
         let purchases = [
             subscription("1", state: .active, expiresIn: 3600),
             subscription("2", product: "yearly", state: .expired, expiresIn: -60),
-            lifetime,
+            lifetime, coins,
         ]
         let customer = Customer(id: alice, appAccountToken: UUID(), createdAt: now)
         let view = CustomerView(
@@ -73,6 +78,7 @@ import Testing
         #expect(byName["themes"]?.active == true)
         #expect(byName["themes"]?.expiresAt == nil)
         #expect(view.subscriptions.count == 2)
+        // The consumable is in the balances, not among the listed purchases.
         #expect(view.oneTimePurchases.map(\.purchaseID) == ["3"])
         // Access is decided against the time asked about: an hour later "pro" has lapsed.
         let later = CustomerView(

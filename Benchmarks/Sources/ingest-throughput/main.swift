@@ -228,6 +228,7 @@ struct IngestRun {
                 + "processed after \(format(processedSeconds)) s (\(unfinishedAtDurable ?? 0) unfinished at the last 200); POST p50 \(format(p50)) ms; "
                 + "this process's CPU \(Int(cpuPerNotification)) µs per "
                 + "notification (the posting client's included), the cores \(Int(coresBusy)) % busy with it")
+        try await timeView(of: customer)
         let passesAfter = try await timeVerifier(payloads, when: " after ingest")
         let verifySeconds = median(passesBefore + passesAfter)
         return IngestResult(
@@ -293,6 +294,20 @@ struct IngestRun {
         guard view.balances["coins"] == expected else {
             throw BenchmarkError("expected \(expected) coins, found \(view.balances["coins"] ?? 0)")
         }
+    }
+
+    /// Times the first customer's view, which holds every consumable bought for it in its balance
+    /// (`--customers 1`: all of them), and prints the median of 21 GETs.
+    func timeView(of customer: String) async throws {
+        let api = CustomerAPI(baseURL: deployment.baseURL, apiKey: deployment.options.secretAPIKey)
+        var times: [Double] = []
+        for _ in 0..<21 {
+            let start = ContinuousClock.now
+            _ = try await api.customer(customer)
+            times.append(seconds(ContinuousClock.now - start) * 1000)
+        }
+        let purchases = (count + max(customers, 1) - 1) / max(customers, 1)
+        print("view of a customer with \(purchases) consumables: GET median \(format(median(times))) ms")
     }
 
     /// Stores `count` notifications at once, verified by the server's App Store adapter, and times

@@ -653,6 +653,10 @@ struct Parse {
             if balance == nil || credits <= 0 {
                 problem(path, "a consumable needs a balance name and credits > 0")
             }
+            if !entitlements.isEmpty {
+                // Neither the customer view nor events would grant them: say so rather than ignore.
+                problem("\(path).entitlements", "a consumable credits its balance and grants no entitlement")
+            }
         } else if entitlements.isEmpty {
             problem("\(path).entitlements", "a \(kind.rawValue) product must grant at least one entitlement")
         }

@@ -42,6 +42,14 @@ struct CustomerRoutes {
         }
     }
 
+    /// A page of the purchase history.
+    struct PurchasePage: Encodable {
+        var purchases: [PurchaseView]
+        /// Pass as `after` for the next page; present exactly when `hasMore`.
+        var next: String?
+        var hasMore: Bool
+    }
+
     func register(on group: RouterGroup<BasicRequestContext>) {
         group.put("customers/:id") { request, context in
             let id = try customerID(context)
@@ -73,6 +81,18 @@ struct CustomerRoutes {
                 throw ServerError.customerNotFound(id)
             }
             return JSONResponse.make(view)
+        }
+        group.get("customers/:id/purchases") { request, context in
+            let id = try customerID(context)
+            let query = request.uri.queryParameters
+            let after = try query.get("after").map { text throws(ServerError) in try PurchaseCursor(text: text).key }
+            let limit = try PageLimit.parse(query.get("limit"))
+            guard let (purchases, hasMore) = try await service.purchaseHistory(of: id, after: after, limit: limit)
+            else { throw ServerError.customerNotFound(id) }
+            let next =
+                hasMore
+                ? purchases.last.map { PurchaseCursor(PurchaseKey(store: $0.store, id: $0.purchaseID)).text } : nil
+            return try JSONResponse.make(PurchasePage(purchases: purchases, next: next, hasMore: hasMore))
         }
         // One route per store (`app-store`, `google-play`); the store's adapter reads its own body.
         group.post("customers/:id/purchases/:store") { request, context in

@@ -83,14 +83,11 @@ struct EventRoutes {
         var queued: String
     }
 
-    static let defaultLimit = 100
-    static let maximumLimit = 1000
-
     func register(on group: RouterGroup<BasicRequestContext>) {
         group.get("events") { request, _ in
             let query = request.uri.queryParameters
             let after = try Self.cursor(query.get("after"))
-            let limit = try Self.limit(query.get("limit"))
+            let limit = try PageLimit.parse(query.get("limit"))
             let types = try Self.types(query.getAll("type"))
             var customer: CustomerID?
             if let raw = query.get("customer") {
@@ -125,7 +122,7 @@ struct EventRoutes {
         }
         group.get("webhooks/:name/attempts") { request, context in
             let endpoint = try await endpoint(context)
-            let limit = try Self.limit(request.uri.queryParameters.get("limit"))
+            let limit = try PageLimit.parse(request.uri.queryParameters.get("limit"))
             var eventID: UUID?
             if let raw = request.uri.queryParameters.get("event") {
                 guard let id = UUID(uuidString: raw) else {
@@ -141,7 +138,7 @@ struct EventRoutes {
         }
         group.get("webhooks/:name/deliveries") { request, context in
             let endpoint = try await endpoint(context)
-            let limit = try Self.limit(request.uri.queryParameters.get("limit"))
+            let limit = try PageLimit.parse(request.uri.queryParameters.get("limit"))
             var status: EventDelivery.Status?
             if let raw = request.uri.queryParameters.get("status") {
                 guard let known = EventDelivery.Status(rawValue: raw) else {
@@ -220,14 +217,6 @@ struct EventRoutes {
         guard let raw else { return 0 }
         guard let value = Int(raw), value >= 0 else {
             throw ServerError(.unknownCursor, "after must be 0 or an event's position, not '\(raw.prefix(40))'")
-        }
-        return value
-    }
-
-    static func limit(_ raw: String?) throws -> Int {
-        guard let raw else { return defaultLimit }
-        guard let value = Int(raw), (1...maximumLimit).contains(value) else {
-            throw ServerError(.invalidQuery, "limit must be 1 to \(maximumLimit)")
         }
         return value
     }

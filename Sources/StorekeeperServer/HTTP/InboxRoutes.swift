@@ -24,9 +24,6 @@ struct InboxRoutes {
         var lastError: String?
     }
 
-    static let defaultLimit = 100
-    static let maximumLimit = 1000
-
     func register(on group: RouterGroup<BasicRequestContext>) {
         group.get("inbox") { request, _ in
             let statusText = request.uri.queryParameters.get("status") ?? InboxNotification.Status.failed.rawValue
@@ -34,14 +31,7 @@ struct InboxRoutes {
                 let known = InboxNotification.Status.allCases.map(\.rawValue).joined(separator: ", ")
                 throw ServerError(.invalidQuery, "status must be one of \(known)")
             }
-            var limit = Self.defaultLimit
-            if let text = request.uri.queryParameters.get("limit") {
-                guard let value = Int(text), (1...Self.maximumLimit).contains(value) else {
-                    throw ServerError(.invalidQuery, "limit must be 1 to \(Self.maximumLimit)")
-                }
-                limit = value
-            }
-            let count = limit
+            let count = try PageLimit.parse(request.uri.queryParameters.get("limit"))
             let found = try await storage.transaction { try await $0.notifications(status: status, limit: count) }
             let entries = found.map {
                 Entry(

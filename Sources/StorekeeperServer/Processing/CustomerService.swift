@@ -52,6 +52,22 @@ public struct CustomerService: Sendable {
         }
     }
 
+    /// Up to `limit` of the customer's purchases of every kind, consumables included, that follow
+    /// `after` in key order (store, then purchase id), and whether more follow; nil for an unknown
+    /// customer. The history behind the view, which leaves consumables out.
+    public func purchaseHistory(of id: CustomerID, after: PurchaseKey?, limit: Int) async throws
+        -> (purchases: [PurchaseView], hasMore: Bool)?
+    {
+        let now = clock.now()
+        let access = recorder.access
+        return try await storage.read { transaction in
+            guard try await transaction.customer(id) != nil else { return nil }
+            let found = try await transaction.purchases(of: id, after: after, limit: limit + 1)
+            let page = found.prefix(limit).map { PurchaseView($0, access: access, at: now) }
+            return (page, found.count > limit)
+        }
+    }
+
     /// The customer view as `transaction` sees it.
     func view(of customer: Customer, in transaction: any StorageTransaction, at now: Date) async throws
         -> CustomerView
@@ -63,7 +79,8 @@ public struct CustomerService: Sendable {
     private func view(
         of customer: Customer, consent: ConsumptionConsent?, in transaction: any StorageTransaction, at now: Date
     ) async throws -> CustomerView {
-        let purchases = try await transaction.purchases(of: customer.id)
+        // Consumables are not listed (their credits are the balances): not read either.
+        let purchases = try await transaction.entitlementPurchases(of: customer.id)
         let balances = try await transaction.balances(of: customer.id)
         return CustomerView(
             customer: customer, purchases: purchases, balances: balances, catalog: recorder.catalog,

@@ -250,6 +250,19 @@ struct SQLStorageTransaction: StorageTransaction {
         ).map(purchase(from:))
     }
 
+    func purchases(of customer: CustomerID, after: PurchaseKey?, limit: Int) async throws -> [Purchase] {
+        let order = flavor.byteOrder("store", "id")
+        let following: SQLQueryString =
+            after.map { "AND (\(unsafeRaw: order)) > (\(bind: $0.store.rawValue), \(bind: $0.id))" } ?? ""
+        return try await rows(
+            """
+            SELECT \(unsafeRaw: Self.purchaseColumns) FROM purchases
+            WHERE customer_id = \(bind: customer.rawValue) \(following)
+            ORDER BY \(unsafeRaw: order) LIMIT \(bind: limit)
+            """
+        ).map(purchase(from:))
+    }
+
     func entitlementPurchases(of customer: CustomerID) async throws -> [Purchase] {
         if let cached = batch.read({ $0.entitlementPurchases[customer] }) { return cached }
         return try await select(
