@@ -1,6 +1,7 @@
 import AsyncHTTPClient
 import Foundation
 import NIOCore
+import NIOHTTP1
 import StoreSimulator
 import Storekeeper
 import StorekeeperServer
@@ -14,7 +15,9 @@ import Testing
     static let password = "timeline test password"
 
     /// The console's customer page for `customer`, signed in as a read-only operator.
-    static func customerPage(_ h: ServerHarness, _ customer: String) async throws -> String {
+    static func customerPage(
+        _ h: ServerHarness, _ customer: String, query: String = "", status: HTTPResponseStatus = .ok
+    ) async throws -> String {
         var signIn = HTTPClientRequest(url: h.baseURL + "/console/sign-in")
         signIn.method = .POST
         signIn.headers.add(name: "Content-Type", value: "application/x-www-form-urlencoded")
@@ -25,10 +28,10 @@ import Testing
         defer { _ = client.shutdown() }
         let answer = try await client.execute(signIn, timeout: .seconds(60))
         let cookie = try #require(answer.headers.first(name: "Set-Cookie")?.split(separator: ";").first)
-        var page = HTTPClientRequest(url: h.baseURL + "/console/customer?id=\(customer)")
+        var page = HTTPClientRequest(url: h.baseURL + "/console/customer?id=\(customer)\(query)")
         page.headers.add(name: "Cookie", value: String(cookie))
         let response = try await client.execute(page, timeout: .seconds(60))
-        #expect(response.status == .ok)
+        #expect(response.status == status)
         return String(buffer: try await response.body.collect(upTo: 4 << 20))
     }
 
@@ -64,5 +67,64 @@ import Testing
         }
         try await ServerHarness.run(
             on: backend, customize: { _, configuration in configuration.console = console }, walkthrough)
+    }
+
+    /// A customer's page lists a page of purchases (a coin buyer may hold thousands, each with a
+    /// timeline of its own) and links to the next; the timeline covers the purchases listed.
+    @Test func aCustomersPurchasesAreListedAPageAtATime() async throws {
+        let console = ConsoleSettings(operators: [
+            ConsoleOperator(name: "rita", role: .readOnly, credential: .password(Self.password))
+        ])
+        let walkthrough: (ServerHarness) async throws -> Void = { h in
+            let token = try await h.createCustomer("ada")
+            var bought: [String] = []
+            for _ in 0..<3 {
+                let coins = try h.simulator.appStore.purchase(
+                    customer: "ada", product: "coins.100", appAccountToken: token)
+                bought.append(coins.originalTransactionId)
+            }
+            try await h.settle()
+            func listed(_ page: String) -> [String] {
+                let table = page.components(separatedBy: "id=\"purchases\"").dropFirst().first ?? ""
+                let body = table.components(separatedBy: "</table>").first ?? ""
+                return bought.filter { body.contains("<code>\($0)</code>") }
+            }
+            func billed(_ page: String) -> [String] {
+                let rows = page.components(separatedBy: "<tr class=\"").filter { $0.hasPrefix("billing-event\"") }
+                return bought.filter { id in rows.contains { $0.contains(id) } }
+            }
+            let first = try await Self.customerPage(h, "ada", query: "&limit=2")
+            #expect(listed(first) == Array(bought.sorted().prefix(2)), "\(first)")
+            #expect(billed(first) == listed(first))
+            #expect(!first.contains("id=\"first-purchases\""))
+            let link = try #require(
+                first.components(separatedBy: "id=\"next-purchases\"").first?
+                    .components(separatedBy: "href=\"").last?.components(separatedBy: "\"").first)
+            let after = try #require(link.components(separatedBy: "after=").last)
+            let second = try await Self.customerPage(h, "ada", query: "&limit=2&after=\(after)")
+            #expect(listed(second) == [bought.sorted()[2]], "\(second)")
+            #expect(billed(second) == listed(second))
+            #expect(second.contains("id=\"first-purchases\"") && !second.contains("id=\"next-purchases\""))
+            // The timeline shows the latest 200 balance changes of a longer ledger (3 credits and
+            // 250 debits here), the newest first.
+            try await h.storage.transaction { transaction in
+                for index in 0..<250 {
+                    _ = try await transaction.appendLedgerEntry(
+                        LedgerEntry(
+                            customerID: CustomerID("ada"), balance: "coins", amount: -1, reason: .debit,
+                            idempotencyKey: "debit-\(index)", createdAt: Date()))
+                }
+            }
+            let long = try await Self.customerPage(h, "ada")
+            let changes = long.components(separatedBy: "<tr class=\"").filter { $0.hasPrefix("balance-change\"") }
+            #expect(changes.count == 200)
+            #expect(changes.first?.contains("coins -1") == true && changes.last?.contains("coins -1") == true)
+            // Without a limit all three fit one page; a cursor the console did not give is refused.
+            #expect(listed(try await Self.customerPage(h, "ada")) == bought.sorted())
+            let refused = try await Self.customerPage(h, "ada", query: "&after=nonsense", status: .badRequest)
+            #expect(refused.contains("unknown-cursor"), "\(refused)")
+        }
+        try await ServerHarness.run(
+            on: .sqlite, customize: { _, configuration in configuration.console = console }, walkthrough)
     }
 }

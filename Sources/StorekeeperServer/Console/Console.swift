@@ -66,7 +66,12 @@ final class Console: Sendable {
         page(group, "overview") { request, _, session in try await self.overview(request, session) }
         page(group, "customers") { request, _, session in try await self.search(request, session) }
         page(group, "customer") { request, _, session in
-            try await self.customerPage(CustomerID(request.uri.queryParameters.get("id") ?? ""), session)
+            let query = request.uri.queryParameters
+            return try await self.customerPage(
+                CustomerID(query.get("id") ?? ""),
+                after: try query.get("after").map { text throws(ServerError) in try PurchaseCursor(text: text).key },
+                limit: try query.get("limit").map { text throws(ServerError) in try PageLimit.parse(text) }
+                    ?? Self.purchasesPerPage, session)
         }
         page(group, "purchases/:store/:id") { _, context, session in
             try await self.purchasePage(try Self.purchaseKey(context), session)

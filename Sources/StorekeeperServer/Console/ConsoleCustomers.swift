@@ -187,7 +187,15 @@ extension Console {
 
     // MARK: Customer
 
-    func customerPage(_ id: CustomerID, _ session: ConsoleSession) async throws -> Response {
+    /// Purchases per page of a customer's page: its timeline costs a few reads per purchase, and a
+    /// customer who buys coins may hold thousands.
+    static let purchasesPerPage = 100
+
+    /// The customer's view, a page of its purchases (after `after`, in key order) and the
+    /// timeline of those purchases and of the customer.
+    func customerPage(_ id: CustomerID, after: PurchaseKey?, limit: Int, _ session: ConsoleSession) async throws
+        -> Response
+    {
         guard CustomerID.problem(with: id.rawValue) == nil, let view = try await customers.view(of: id) else {
             return html(
                 ConsolePages.layout(
@@ -195,11 +203,23 @@ extension Console {
                     "<p class=\"error\">No customer has the id “\(id.rawValue)”.</p><p><a href=\"/console/customers\">Search</a></p>"
                 ), status: .notFound)
         }
-        let (purchases, timeline, trials) = try await storage.transaction { transaction in
-            let purchases = try await transaction.purchases(of: id)
+        let (purchases, hasMore, timeline, trials) = try await storage.transaction { transaction in
+            let found = try await transaction.purchases(of: id, after: after, limit: limit + 1)
+            let purchases = Array(found.prefix(limit))
             let timeline = try await self.timeline(of: purchases, customer: id, in: transaction)
-            return (purchases, timeline, try await Self.trials(among: purchases, in: transaction))
+            return (
+                purchases, found.count > limit, timeline, try await Self.trials(among: purchases, in: transaction)
+            )
         }
+        var pages: [HTML] = []
+        if after != nil {
+            pages.append("<a href=\"\(Self.customerPath(id))\" id=\"first-purchases\">First purchases</a> ")
+        }
+        if hasMore, let last = purchases.last {
+            let next = "\(Self.customerPath(id))&after=\(PurchaseCursor(last.key).text)"
+            pages.append("<a href=\"\(next)\" id=\"next-purchases\">Next purchases →</a>")
+        }
+        let paging: HTML = pages.isEmpty ? .empty : "<p class=\"pages\">\(HTML.joined(pages))</p>"
         let entitlements = view.entitlements.map { entitlement -> HTML in
             """
             <tr><td>\(entitlement.name)</td><td class="\(entitlement.active ? "active" : "inactive")">\(entitlement.active ? "yes" : "no")</td>
@@ -222,6 +242,7 @@ extension Console {
             \(ConsolePages.table(["balance", "amount"], balances, empty: "No balances.", id: "balances"))
             <h2>Purchases</h2>
             \(purchaseTable(purchases, trials: trials, session: session))
+            \(paging)
             <h2>Timeline</h2>
             \(timelineTable(timeline))
             """

@@ -100,7 +100,8 @@ extension Console {
                         at: event.occurredAt, kind: .event, purchase: nil,
                         detail: "<code>\(event.type.rawValue)</code>\(position)"))
             }
-            for entry in try await transaction.ledgerEntries(of: customer) {
+            // The latest balance changes only, as with events: a coin buyer's ledger runs to thousands.
+            for entry in try await transaction.ledgerEntries(of: customer).suffix(Self.timelineLedgerLimit) {
                 let sign = entry.amount >= 0 ? "+" : ""
                 let reference: HTML = entry.transactionID.map { " · <code>\($0)</code>" } ?? .empty
                 entries.append(
@@ -115,6 +116,7 @@ extension Console {
     }
 
     static let timelineEventLimit = 200
+    static let timelineLedgerLimit = 200
 
     /// A consumption request: the transaction it was about, how it was settled, and the values
     /// sent to Apple (or why none were).
