@@ -76,8 +76,11 @@ public protocol OverviewRollupQueries: Sendable {
     func lockOverviewRollup() async throws
     /// Adds `deltas` to the rollup's counts and amounts.
     func addOverviewActivity(_ deltas: [OverviewActivity]) async throws
-    /// Recounts the subscriptions by state (trials apart) and keeps the counts as `day`'s.
-    func recountOverviewStates(day: Date) async throws
+    /// Counts the subscriptions by state (trials apart), as of `day`: it reads every subscription
+    /// in a counted state, so run it in ``Storage/read(_:)``, beside the writer.
+    func countOverviewStates(day: Date) async throws -> [OverviewStateCount]
+    /// Keeps `counts` as `day`'s recount, replacing what that day held.
+    func replaceOverviewStates(_ counts: [OverviewStateCount], day: Date) async throws
     /// The rollup's rows whose day is in `range`.
     func overviewActivity(in range: Range<Date>) async throws -> [OverviewActivity]
     /// The subscriptions by state as recounted on `day` (none when nothing counted).

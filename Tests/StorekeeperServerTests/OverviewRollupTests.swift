@@ -132,3 +132,44 @@ import Testing
         }
     }
 }
+
+extension OverviewRollupTests {
+    /// The recount reads every subscription in a counted state, so it counts beside the writer
+    /// (on SQLite the reader connection): a write transaction held open meanwhile does not hold it
+    /// up. Counted in a write transaction, as before, it waited for the write, which here gives up
+    /// holding after 30 s and says so (rather than waiting for it for ever).
+    @Test func theRecountCountsBesideAWriteHeldOpen() async throws {
+        try await ServerHarness.run(on: .sqlite) { h in
+            let token = try await h.createCustomer("alice")
+            _ = try h.simulator.appStore.purchase(customer: "alice", product: "pro.monthly", appAccountToken: token)
+            try await h.settle()
+            let (held, holding) = AsyncStream<Void>.makeStream()
+            let (released, release) = AsyncStream<Void>.makeStream()
+            let storage = h.storage
+            let write = Task {
+                try await storage.transaction { transaction in
+                    try await transaction.setCursor("test.held-open", to: "1")
+                    holding.yield()
+                    return await withTaskGroup(of: Bool.self) { group in
+                        group.addTask {
+                            for await _ in released { return true }
+                            return false
+                        }
+                        group.addTask {
+                            try? await Task.sleep(for: .seconds(30))
+                            return false
+                        }
+                        let first = await group.next() ?? false
+                        group.cancelAll()
+                        return first
+                    }
+                }
+            }
+            for await _ in held { break }
+            let counts = try await h.application.rollup.countStates(at: Date())
+            release.yield()
+            #expect(try await write.value, "the count waited for the write held open")
+            #expect(counts.map(\.state) == [.active] && counts.map(\.count) == [1])
+        }
+    }
+}

@@ -208,8 +208,17 @@ import Testing
                         row(sandboxX, 2, .revenue, 1, currency: "USD", amount: 1_000_000),
                     ]))
 
-            try await storage.transaction { try await $0.recountOverviewStates(day: Self.dayStart(5)) }
+            // Counted in a read (beside the writer), then kept as the day's rows, replacing a
+            // count kept before.
+            let counted = try await storage.read { try await $0.countOverviewStates(day: Self.dayStart(5)) }
+            try await storage.transaction {
+                try await $0.replaceOverviewStates(
+                    [OverviewStateCount(slice: productionX, state: .paused, count: 9, day: Self.dayStart(5))],
+                    day: Self.dayStart(5))
+            }
+            try await storage.transaction { try await $0.replaceOverviewStates(counted, day: Self.dayStart(5)) }
             let states = try await storage.transaction { try await $0.overviewStates(day: Self.dayStart(5)) }
+            #expect(Set(counted) == Set(states))
             #expect(
                 Set(states) == [
                     OverviewStateCount(slice: sandboxX, state: .active, count: 1, day: Self.dayStart(5)),

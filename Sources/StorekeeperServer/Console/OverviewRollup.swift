@@ -171,12 +171,27 @@ public struct OverviewRollup: Sendable {
     func recountStates(force: Bool) async throws {
         let now = clock.now()
         let interval = recountInterval
+        @Sendable func due(_ transaction: any StorageTransaction) async throws -> Bool {
+            guard !force, let last = try await transaction.cursor(Self.recountCursorName).flatMap(Double.init) else {
+                return true
+            }
+            return now.timeIntervalSince1970 - last >= interval
+        }
+        guard try await storage.read({ try await due($0) }) else { return }
+        let counts = try await countStates(at: now)
         try await storage.transaction { transaction in
             try await transaction.lockOverviewRollup()
-            let last = try await transaction.cursor(Self.recountCursorName).flatMap { Double($0) }
-            if !force, let last, now.timeIntervalSince1970 - last < interval { return }
-            try await transaction.recountOverviewStates(day: Console.startOfDay(now))
+            // Another round may have recounted since (a caller's beside the job's).
+            guard try await due(transaction) else { return }
+            try await transaction.replaceOverviewStates(counts, day: Console.startOfDay(now))
             try await transaction.setCursor(Self.recountCursorName, to: String(now.timeIntervalSince1970))
         }
+    }
+
+    /// The subscriptions by state now, counted in a read: the count reads every subscription in a
+    /// counted state (107 ms at 722,498 on SQLite in the `customer-read` benchmark), which inside
+    /// the write transaction held SQLite's one writer, and every webhook insert behind it, as long.
+    public func countStates(at now: Date) async throws -> [OverviewStateCount] {
+        try await storage.read { try await $0.countOverviewStates(day: Console.startOfDay(now)) }
     }
 }

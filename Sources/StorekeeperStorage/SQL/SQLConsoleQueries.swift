@@ -97,7 +97,7 @@ extension SQLStorageTransaction {
 
     // MARK: Overview
 
-    /// The subscriptions the overview's recount of states reads (``recountOverviewStates(day:)``):
+    /// The subscriptions the overview's recount of states reads (``countOverviewStates(day:)``):
     /// those that grant access, and those in billing retry or paused (on hold), which may come
     /// back; expired, revoked and superseded ones (most of a mature database) are not read. Written literally, in the query and in the partial index
     /// `purchases_overview` alike: SQLite uses a partial index only for a query that repeats its

@@ -115,10 +115,9 @@ extension SQLStorageTransaction {
             """)
     }
 
-    func recountOverviewStates(day: Date) async throws {
-        let dayNumber = StoredTime.milliseconds(day) / Self.millisecondsPerDay
+    func countOverviewStates(day: Date) async throws -> [OverviewStateCount] {
         var counts: [OverviewSlice: [OverviewState: Int]] = [:]
-        for row in try await rows(
+        for row in try await select(
             """
             SELECT store, app, environment, state, COUNT(*) AS count FROM purchases
             WHERE \(unsafeRaw: Self.overviewCondition)
@@ -131,7 +130,7 @@ extension SQLStorageTransaction {
         }
         // Trials are few: read from the billing events that are free trials (a partial index), each
         // counted when it is its subscription's latest and the subscription still grants access.
-        for row in try await rows(
+        for row in try await select(
             """
             SELECT p.store, p.app, p.environment, p.state, COUNT(*) AS count
             FROM transactions t JOIN purchases p ON p.store = t.store AND p.id = t.purchase_id
@@ -150,15 +149,23 @@ extension SQLStorageTransaction {
             counts[slice, default: [:]][state, default: 0] -= trials
             counts[slice, default: [:]][.trial, default: 0] += trials
         }
-        try await run("DELETE FROM overview_states WHERE day = \(bind: dayNumber)")
-        let counted = counts.flatMap { slice, states in
-            states.filter { $0.value > 0 }.map { state, count in (slice, state, count) }
+        let start = StoredTime.date(StoredTime.milliseconds(day) / Self.millisecondsPerDay * Self.millisecondsPerDay)
+        return counts.flatMap { slice, states in
+            states.filter { $0.value > 0 }.map {
+                OverviewStateCount(slice: slice, state: $0.key, count: $0.value, day: start)
+            }
         }
-        guard !counted.isEmpty else { return }
-        let rows = SQLRows(columnCount: 6, counted) { slice, state, count in
+    }
+
+    func replaceOverviewStates(_ counts: [OverviewStateCount], day: Date) async throws {
+        let dayNumber = StoredTime.milliseconds(day) / Self.millisecondsPerDay
+        try await run("DELETE FROM overview_states WHERE day = \(bind: dayNumber)")
+        guard !counts.isEmpty else { return }
+        let rows = SQLRows(columnCount: 6, counts) { counted in
             [
-                .text(slice.store.rawValue), .text(slice.app?.rawValue ?? ""), .text(slice.environment.rawValue),
-                .integer(dayNumber), .text(state.rawValue), .integer(count),
+                .text(counted.slice.store.rawValue), .text(counted.slice.app?.rawValue ?? ""),
+                .text(counted.slice.environment.rawValue), .integer(dayNumber), .text(counted.state.rawValue),
+                .integer(counted.count),
             ]
         }
         try await run("INSERT INTO overview_states (store, app, environment, day, state, count) \(rows.source(flavor))")

@@ -254,7 +254,7 @@ struct SQLStorageTransaction: StorageTransaction {
         let order = flavor.byteOrder("store", "id")
         let following: SQLQueryString =
             after.map { "AND (\(unsafeRaw: order)) > (\(bind: $0.store.rawValue), \(bind: $0.id))" } ?? ""
-        return try await rows(
+        return try await select(
             """
             SELECT \(unsafeRaw: Self.purchaseColumns) FROM purchases
             WHERE customer_id = \(bind: customer.rawValue) \(following)
