@@ -77,7 +77,7 @@ public protocol OverviewRollupQueries: Sendable {
     /// Adds `deltas` to the rollup's counts and amounts.
     func addOverviewActivity(_ deltas: [OverviewActivity]) async throws
     /// Counts the subscriptions by state (trials apart), as of `day`: it reads every subscription
-    /// in a counted state, so run it in ``Storage/read(_:)``, beside the writer.
+    /// in a counted state, so run it in ``Storage/readAside(_:)``, where nothing waits for it.
     func countOverviewStates(day: Date) async throws -> [OverviewStateCount]
     /// Keeps `counts` as `day`'s recount, replacing what that day held.
     func replaceOverviewStates(_ counts: [OverviewStateCount], day: Date) async throws

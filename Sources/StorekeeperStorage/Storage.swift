@@ -34,6 +34,14 @@ public protocol Storage: Sendable {
         _ body: @Sendable (any StorageTransaction) async throws -> Result
     ) async throws -> Result
 
+    /// Runs `body`, which must only read, where a long read holds up neither writes nor the
+    /// clients' reads: on SQLite a reader connection opened for it (``read(_:)``'s one serves the
+    /// customer views), on PostgreSQL as ``read(_:)``. For a background job that scans, such as the
+    /// overview's recount of states.
+    func readAside<Result: Sendable>(
+        _ body: @Sendable (any StorageTransaction) async throws -> Result
+    ) async throws -> Result
+
     /// Stores the notifications `items` gives as ``StorageTransaction/insertNotifications(_:)``
     /// does, all or none, in a write of their own whose commit is on disk when this returns;
     /// returns, per notification in order, whether it was new. `items` is asked once the storage
@@ -57,6 +65,12 @@ public protocol Storage: Sendable {
 }
 
 extension Storage {
+    public func readAside<Result: Sendable>(
+        _ body: @Sendable (any StorageTransaction) async throws -> Result
+    ) async throws -> Result {
+        try await read(body)
+    }
+
     /// Runs `body` in one database transaction whose commit is on disk when this returns.
     public func transaction<Result: Sendable>(
         _ body: @Sendable (any StorageTransaction) async throws -> Result

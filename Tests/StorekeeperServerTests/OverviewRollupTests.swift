@@ -134,42 +134,76 @@ import Testing
 }
 
 extension OverviewRollupTests {
-    /// The recount reads every subscription in a counted state, so it counts beside the writer
-    /// (on SQLite the reader connection): a write transaction held open meanwhile does not hold it
-    /// up. Counted in a write transaction, as before, it waited for the write, which here gives up
-    /// holding after 30 s and says so (rather than waiting for it for ever).
-    @Test func theRecountCountsBesideAWriteHeldOpen() async throws {
+    /// The recount reads every subscription in a counted state, so it counts aside: a write and a
+    /// read (the reader that serves customer views) held open meanwhile do not hold it up. Counted
+    /// in a write transaction, as before, or on that reader, it waited for them; here they give up
+    /// holding after 30 s and say so (rather than waiting for it for ever).
+    @Test func theRecountCountsBesideAWriteAndAReadHeldOpen() async throws {
         try await ServerHarness.run(on: .sqlite) { h in
             let token = try await h.createCustomer("alice")
             _ = try h.simulator.appStore.purchase(customer: "alice", product: "pro.monthly", appAccountToken: token)
             try await h.settle()
-            let (held, holding) = AsyncStream<Void>.makeStream()
-            let (released, release) = AsyncStream<Void>.makeStream()
             let storage = h.storage
-            let write = Task {
+            let write = HeldOpen { hold in
                 try await storage.transaction { transaction in
                     try await transaction.setCursor("test.held-open", to: "1")
-                    holding.yield()
-                    return await withTaskGroup(of: Bool.self) { group in
-                        group.addTask {
-                            for await _ in released { return true }
-                            return false
-                        }
-                        group.addTask {
-                            try? await Task.sleep(for: .seconds(30))
-                            return false
-                        }
-                        let first = await group.next() ?? false
-                        group.cancelAll()
-                        return first
-                    }
+                    return await hold()
                 }
             }
-            for await _ in held { break }
+            let read = HeldOpen { hold in
+                try await storage.read { transaction in
+                    _ = try await transaction.customer(CustomerID("alice"))
+                    return await hold()
+                }
+            }
+            await write.waitUntilHeld()
+            await read.waitUntilHeld()
             let counts = try await h.application.rollup.countStates(at: Date())
-            release.yield()
-            #expect(try await write.value, "the count waited for the write held open")
+            #expect(try await write.release(), "the count waited for the write held open")
+            #expect(try await read.release(), "the count waited for the read held open")
             #expect(counts.map(\.state) == [.active] && counts.map(\.count) == [1])
         }
+    }
+}
+
+/// A transaction held open until released, or for 30 s at most: ``release()`` says whether it was
+/// released (true) or gave up (false: whatever was to run beside it waited for it).
+final class HeldOpen: Sendable {
+    private let task: Task<Bool, any Error>
+    private let held: AsyncStream<Void>
+    private let releasing: AsyncStream<Void>.Continuation
+
+    init(_ open: @escaping @Sendable (_ hold: @escaping @Sendable () async -> Bool) async throws -> Bool) {
+        let (held, holding) = AsyncStream<Void>.makeStream()
+        let (released, release) = AsyncStream<Void>.makeStream()
+        self.held = held
+        releasing = release
+        task = Task {
+            try await open {
+                holding.yield()
+                return await withTaskGroup(of: Bool.self) { group in
+                    group.addTask {
+                        for await _ in released { return true }
+                        return false
+                    }
+                    group.addTask {
+                        try? await Task.sleep(for: .seconds(30))
+                        return false
+                    }
+                    let first = await group.next() ?? false
+                    group.cancelAll()
+                    return first
+                }
+            }
+        }
+    }
+
+    func waitUntilHeld() async {
+        for await _ in held { break }
+    }
+
+    func release() async throws -> Bool {
+        releasing.yield()
+        return try await task.value
     }
 }

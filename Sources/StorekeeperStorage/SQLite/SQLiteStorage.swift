@@ -21,6 +21,7 @@ public final class SQLiteStorage: Storage {
     public let path: String
 
     private let core: SQLStorageCore<SQLiteTransactionRunner>
+    private let logger: Logger
 
     /// Opens (creating if needed) the database at `path`. `:memory:` opens a private in-memory
     /// database, which lives as long as this storage; it is meant for tests.
@@ -35,6 +36,7 @@ public final class SQLiteStorage: Storage {
             throw StorageError(.badConfiguration, "the SQLite database path is empty")
         }
         self.path = path
+        self.logger = logger
         let errors = StorageErrorTranslator()
         // A file has a reader connection beside the writer (WAL lets it read the last commit while
         // a write goes on); `:memory:` would open another, empty database, so it reads on the writer.
@@ -76,6 +78,28 @@ public final class SQLiteStorage: Storage {
 
     public func insertNotifications(taking items: @Sendable () -> [InboxNotification]) async throws -> [Bool] {
         try await transaction { try await $0.insertNotifications(items()) }
+    }
+
+    /// On a reader connection opened for `body` and closed after it (a few milliseconds; its
+    /// callers run every few minutes), so that a long scan waits for nobody and nobody for it.
+    /// `:memory:` reads on the writer (another connection would open another, empty database).
+    public func readAside<Result: Sendable>(
+        _ body: @Sendable (any StorageTransaction) async throws -> Result
+    ) async throws -> Result {
+        guard path != ":memory:" else { return try await read(body) }
+        let errors = core.runner.errors
+        let runner = try await SQLiteTransactionRunner.open(path: path, role: .reader, errors: errors, logger: logger)
+        let result: Result
+        do {
+            result = try await runner.inTransaction(holdingMigrationLock: false, durability: .flushed) { database in
+                try await body(SQLStorageTransaction(database: database, flavor: .sqlite, errors: errors))
+            }
+        } catch {
+            try? await runner.close()
+            throw error
+        }
+        try await runner.close()
+        return result
     }
 
     public var notificationInsertsAtOnce: Int { 2 }
