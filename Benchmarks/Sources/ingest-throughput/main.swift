@@ -289,8 +289,7 @@ struct IngestRun {
     func checkBalance(of customer: String) async throws {
         let api = CustomerAPI(baseURL: deployment.baseURL, apiKey: deployment.options.secretAPIKey)
         let view = try await api.customer(customer)
-        let customerCount = max(customers, 1)
-        let expected = (count + customerCount - 1) / customerCount * 100
+        let expected = firstCustomersPurchases * 100
         guard view.balances["coins"] == expected else {
             throw BenchmarkError("expected \(expected) coins, found \(view.balances["coins"] ?? 0)")
         }
@@ -306,8 +305,14 @@ struct IngestRun {
             _ = try await api.customer(customer)
             times.append(seconds(ContinuousClock.now - start) * 1000)
         }
-        let purchases = (count + max(customers, 1) - 1) / max(customers, 1)
-        print("view of a customer with \(purchases) consumables: GET median \(format(median(times))) ms")
+        print("view of a customer with \(firstCustomersPurchases) consumables: GET median \(format(median(times))) ms")
+    }
+
+    /// How many of the `count` purchases the first customer holds (spread over `customers`, it gets
+    /// the rounded-up share).
+    var firstCustomersPurchases: Int {
+        let customerCount = max(customers, 1)
+        return (count + customerCount - 1) / customerCount
     }
 
     /// Stores `count` notifications at once, verified by the server's App Store adapter, and times

@@ -69,7 +69,7 @@ final class Console: Sendable {
             let query = request.uri.queryParameters
             return try await self.customerPage(
                 CustomerID(query.get("id") ?? ""),
-                after: try query.get("after").map { text throws(ServerError) in try PurchaseCursor(text: text).key },
+                after: try PurchaseCursor.key(after: query.get("after")),
                 limit: try query.get("limit").map { text throws(ServerError) in try PageLimit.parse(text) }
                     ?? Self.purchasesPerPage, session)
         }

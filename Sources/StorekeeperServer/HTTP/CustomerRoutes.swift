@@ -85,7 +85,7 @@ struct CustomerRoutes {
         group.get("customers/:id/purchases") { request, context in
             let id = try customerID(context)
             let query = request.uri.queryParameters
-            let after = try query.get("after").map { text throws(ServerError) in try PurchaseCursor(text: text).key }
+            let after = try PurchaseCursor.key(after: query.get("after"))
             let limit = try PageLimit.parse(query.get("limit"))
             guard let (purchases, hasMore) = try await service.purchaseHistory(of: id, after: after, limit: limit)
             else { throw ServerError.customerNotFound(id) }

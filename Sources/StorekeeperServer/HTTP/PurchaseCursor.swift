@@ -22,5 +22,11 @@ struct PurchaseCursor: Hashable {
         key = PurchaseKey(store: store, id: String(decoded[decoded.index(after: colon)...]))
     }
 
+    /// The key an `after` query parameter names (nil when absent), refused as ``init(text:)`` does.
+    static func key(after raw: String?) throws(ServerError) -> PurchaseKey? {
+        guard let raw else { return nil }
+        return try PurchaseCursor(text: raw).key
+    }
+
     var text: String { Base64URL.encode(Data("\(key.store.rawValue):\(key.id)".utf8)) }
 }
