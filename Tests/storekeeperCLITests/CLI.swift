@@ -1,5 +1,4 @@
 import Foundation
-import Synchronization
 import TestSupport
 import Testing
 
@@ -36,41 +35,17 @@ enum CLI {
     }
 }
 
-/// Collects what a pipe delivers on Foundation's reader thread, never on a Swift concurrency
-/// thread (a blocking read there starves the small cooperative pool).
-final class PipeCollector: Sendable {
-    private let buffer = Mutex(Data())
-
-    init(_ pipe: Pipe) {
-        // Holds the collector until end of file, when the handler is removed.
-        pipe.fileHandleForReading.readabilityHandler = { handle in
-            let chunk = handle.availableData
-            if chunk.isEmpty {
-                handle.readabilityHandler = nil
-            } else {
-                self.buffer.withLock { $0.append(chunk) }
-            }
-        }
-    }
-
-    var text: String { buffer.withLock { String(decoding: $0, as: UTF8.self) } }
-}
-
 /// `storekeeper serve` running as a child process.
 final class ServerProcess: Sendable {
-    let process: Process
+    let process: SpawnedProcess
     /// The port from its "listening on" line.
     let port: Int
-    private let output: PipeCollector
-    private let errors: PipeCollector
 
     var baseURL: String { "http://127.0.0.1:\(port)" }
 
-    private init(process: Process, port: Int, output: PipeCollector, errors: PipeCollector) {
+    private init(process: SpawnedProcess, port: Int) {
         self.process = process
         self.port = port
-        self.output = output
-        self.errors = errors
     }
 
     /// Starts `storekeeper serve --config CONFIG --host 127.0.0.1 --port PORT` and waits (up to
@@ -87,45 +62,34 @@ final class ServerProcess: Sendable {
     /// 60 s) for its "listening on" line.
     static func start(arguments: [String], environment: [String: String] = [:]) async throws -> ServerProcess {
         guard let executable = CLI.executable else { throw CLI.MissingExecutable() }
-        let process = Process()
-        process.executableURL = executable
-        process.arguments = arguments
-        if !environment.isEmpty {
-            process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
-        }
-        let outputPipe = Pipe()
-        process.standardOutput = outputPipe
-        let errorPipe = Pipe()
-        process.standardError = errorPipe
-        let output = PipeCollector(outputPipe)
-        let errors = PipeCollector(errorPipe)
-        try process.run()
+        let process = try SpawnedProcess(
+            executable, arguments, environment: ProcessInfo.processInfo.environment.merging(environment) { $1 })
         let deadline = Date().addingTimeInterval(60)
-        while !output.text.contains("\n"), process.isRunning, Date() < deadline {
+        while !process.standardOutput.contains("\n"), process.isRunning, Date() < deadline {
             try await Task.sleep(for: .milliseconds(20))
         }
         let prefix = "listening on http://127.0.0.1:"
-        guard let line = output.text.split(separator: "\n").first, line.hasPrefix(prefix),
+        guard let line = process.standardOutput.split(separator: "\n").first, line.hasPrefix(prefix),
             let bound = Int(line.dropFirst(prefix.count))
         else {
-            if process.isRunning { process.terminate() }
-            throw ServerDidNotStart(standardError: errors.text)
+            process.terminate()
+            throw ServerDidNotStart(standardError: process.standardError)
         }
-        return ServerProcess(process: process, port: bound, output: output, errors: errors)
+        return ServerProcess(process: process, port: bound)
     }
 
     /// Sends `signal` and waits (up to `timeout`) for the process to end; returns whether it did.
     @discardableResult
     func stop(signal: Int32 = SIGTERM, timeout: TimeInterval = 30) async throws -> Bool {
-        kill(process.processIdentifier, signal)
+        process.send(signal)
         return try await process.exited(within: timeout)
     }
 
     /// What the server wrote on standard output so far.
-    var standardOutput: String { output.text }
+    var standardOutput: String { process.standardOutput }
 
     /// What the server wrote on standard error so far.
-    var standardError: String { errors.text }
+    var standardError: String { process.standardError }
 
     struct ServerDidNotStart: Error, CustomStringConvertible {
         var standardError: String

@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 import Testing
 
 #if canImport(FoundationNetworking)
@@ -32,20 +33,13 @@ import Testing
     /// `--keep-running`: after the story the console stays open, and the printed sign-in works.
     @Test func keepsTheConsoleRunningWithThePrintedSignIn() async throws {
         guard let executable = CLI.executable else { throw CLI.MissingExecutable() }
-        let process = Process()
-        process.executableURL = executable
-        process.arguments = ["demo", "--keep-running"]
-        let pipe = Pipe()
-        process.standardOutput = pipe
-        process.standardError = FileHandle.nullDevice
-        let output = PipeCollector(pipe)
-        try process.run()
-        defer { if process.isRunning { process.terminate() } }
+        let process = try SpawnedProcess(executable, ["demo", "--keep-running"])
+        defer { process.terminate() }
         let deadline = Date().addingTimeInterval(180)
-        while !output.text.contains("Running until interrupted"), process.isRunning, Date() < deadline {
+        while !process.standardOutput.contains("Running until interrupted"), process.isRunning, Date() < deadline {
             try await Task.sleep(for: .milliseconds(100))
         }
-        let text = output.text
+        let text = process.standardOutput
         #expect(process.isRunning, "the demo ended: \(text)")
         let line = try #require(text.split(separator: "\n").first { $0.contains("  console    ") }, "\(text)")
         let parts = line.split(separator: " ")

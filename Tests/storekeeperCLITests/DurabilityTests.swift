@@ -49,7 +49,7 @@ import Testing
                     options: PlayPurchaseOptions(obfuscatedExternalAccountId: token.uuidString))
                 if index == 10 {
                     #expect(try await server.stop(signal: SIGKILL), "SIGKILL did not end the server")
-                    #expect(server.process.terminationReason == .uncaughtSignal)
+                    #expect(server.process.termination == .signalled(SIGKILL))
                 }
                 try await Task.sleep(for: .milliseconds(15))
             }

@@ -67,8 +67,7 @@ import Testing
         #expect((created as? HTTPURLResponse)?.statusCode == 201)
 
         #expect(try await server.stop(signal: SIGTERM), "serve did not stop within 30 s of SIGTERM")
-        #expect(server.process.terminationReason == .exit)
-        #expect(server.process.terminationStatus == 0)
+        #expect(server.process.termination == .exited(0))
         // The database was migrated at start and kept what was written.
         let migrate = try await CLI.run(["migrate", "--storage", workspace.databasePath])
         #expect(migrate.status == 0)
@@ -99,7 +98,7 @@ import Testing
         #expect((created as? HTTPURLResponse)?.statusCode == 201)
 
         #expect(try await server.stop(signal: SIGINT), "serve did not stop within 30 s of SIGINT")
-        #expect(server.process.terminationStatus == 0)
+        #expect(server.process.termination == .exited(0))
     }
 
     @Test func withSimulatorRefusesAConfiguration() async throws {

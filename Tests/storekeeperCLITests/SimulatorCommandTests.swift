@@ -6,22 +6,15 @@ import Testing
 @Suite struct SimulatorCommandTests {
     @Test func announcesItsEndpointsAndStopsGracefullyOnSIGTERM() async throws {
         guard let executable = CLI.executable else { throw CLI.MissingExecutable() }
-        let process = Process()
-        process.executableURL = executable
-        process.arguments = ["simulator", "--rate", "86400"]
-        let outputPipe = Pipe()
-        process.standardOutput = outputPipe
-        process.standardError = Pipe()
-        let output = PipeCollector(outputPipe)
-        try process.run()
-        defer { if process.isRunning { process.terminate() } }
+        let process = try SpawnedProcess(executable, ["simulator", "--rate", "86400"])
+        defer { process.terminate() }
 
         // Wait until the six announcement lines are in (bounded: the loop gives up after 20 s).
         let deadline = Date().addingTimeInterval(20)
-        while output.text.split(separator: "\n").count < 6, process.isRunning, Date() < deadline {
+        while process.standardOutput.split(separator: "\n").count < 6, process.isRunning, Date() < deadline {
             try await Task.sleep(for: .milliseconds(10))
         }
-        let text = output.text
+        let text = process.standardOutput
         let lines = Dictionary(
             text.split(separator: "\n").compactMap { line -> (String, String)? in
                 guard let colon = line.firstIndex(of: ":") else { return nil }
@@ -45,11 +38,10 @@ import Testing
                 == URL(fileURLWithPath: rootPath).deletingLastPathComponent())
         #expect(lines["google jwks"] == baseURL + "/google/oauth2/v3/certs")
 
-        kill(process.processIdentifier, SIGTERM)
+        process.send(SIGTERM)
         let stopped = try await process.exited(within: 30)
         try #require(stopped, "the simulator did not stop within 30 s of SIGTERM")
-        #expect(process.terminationReason == .exit)
-        #expect(process.terminationStatus == 0)
+        #expect(process.termination == .exited(0))
     }
 
     /// The tests' runner ends a child that does not exit (the simulator runs until stopped) at its

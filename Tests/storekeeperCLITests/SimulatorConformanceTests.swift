@@ -23,18 +23,17 @@ import Testing
                     "STOREKEEPER_CONFORMANCE_PYTHON is not set (a Python with Conformance/requirements.txt; bash .ci/run makes one)"
                 ))
         }
-        let probe = Process()
-        probe.executableURL = URL(fileURLWithPath: python)
-        probe.arguments = ["-c", "import appstoreserverlibrary, googleapiclient, google.auth, pytest"]
-        probe.standardOutput = FileHandle.nullDevice
-        probe.standardError = FileHandle.nullDevice
+        let probe: SpawnedProcess
         do {
-            try probe.run()
-            probe.waitUntilExit()
+            probe = try SpawnedProcess(
+                URL(fileURLWithPath: python),
+                ["-c", "import appstoreserverlibrary, googleapiclient, google.auth, pytest"])
         } catch {
             return .failure(SkipReason("STOREKEEPER_CONFORMANCE_PYTHON (\(python)) cannot be run: \(error)"))
         }
-        guard probe.terminationStatus == 0 else {
+        // A static's initializer cannot await; the probe takes about a second.
+        while probe.isRunning { usleep(10_000) }
+        guard probe.termination == .exited(0) else {
             return .failure(
                 SkipReason(
                     "\(python) lacks the packages of Conformance/requirements.txt (pip install -r Conformance/requirements.txt)"
