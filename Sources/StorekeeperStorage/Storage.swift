@@ -147,6 +147,10 @@ public protocol StorageTransaction: ConsoleQueries, OverviewRollupQueries, Senda
     /// credits go to balances: what entitlements are computed from, read without the (possibly
     /// thousands of) coin packs a customer bought.
     func entitlementPurchases(of customer: CustomerID) async throws -> [Purchase]
+    /// The key of the customer's most recently observed purchase of `app` on `store`, of any kind
+    /// (the earliest key in byte order among those observed at the same moment); nil when there is
+    /// none. Read without decoding the customer's other purchases.
+    func latestPurchase(of customer: CustomerID, app: AppID, store: Store) async throws -> PurchaseKey?
     /// Purchases nobody claimed yet whose account hint is `hint`.
     func unlinkedPurchases(accountHint: String) async throws -> [Purchase]
     /// Purchases of `store` the store still waits to have acknowledged, oldest first (by

@@ -142,6 +142,13 @@ import Testing
                     history.split(separator: "\n").contains { $0.contains("Index Cond:") && $0.contains("store") },
                     "\(history)")
             }
+            // The transaction an offer's signature names: from the customer's purchases on the
+            // store, by the same index (a coin buyer's thousands are scanned there, not decoded).
+            let latest = try await plan(of: storage, backend) {
+                _ = try await $0.latestPurchase(of: customer, app: AppID("com.example.app"), store: .appStore)
+            }
+            expect(latest, uses: "purchases_customer", sorted: nil, backend)
+            expect(latest, searches: backend == .sqlite ? "purchases" : "purchases_customer", by: "store", backend)
             // What each event's entitlements are computed from: never a customer's consumables (a
             // customer with thousands of coin packs made every notification read them all).
             let entitling = try await plan(of: storage, backend) {

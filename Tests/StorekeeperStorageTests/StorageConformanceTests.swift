@@ -135,6 +135,50 @@ import Testing
         }
     }
 
+    /// The purchase an offer's signature names: the customer's latest of the app on the store, a
+    /// consumable as well as a subscription; the earliest key by bytes when two were observed at
+    /// the same moment; never another app's, store's or customer's.
+    @Test(arguments: StorageBackend.available)
+    func aCustomersLatestPurchaseOfAnAppOnAStore(backend: StorageBackend) async throws {
+        try await TestDatabase.withFresh(backend) { storage, _ async throws in
+            let (alice, bob) = (makeCustomer("alice"), makeCustomer("bob"))
+            let (app, otherApp) = (AppID("com.example.app"), AppID("com.example.other"))
+            func purchase(_ key: PurchaseKey, _ owner: Customer, _ app: AppID, at seconds: Int64) -> Purchase {
+                var purchase = minimalPurchase(key, observedAt: at(seconds))
+                (purchase.customerID, purchase.app) = (owner.id, app)
+                return purchase
+            }
+            var subscription = purchase(.appStore("sub-1"), alice, app, at: 10)
+            subscription.kind = .subscription
+            let purchases = [
+                subscription, purchase(.appStore("coins-b"), alice, app, at: 20),
+                purchase(.appStore("coins-a"), alice, app, at: 20), purchase(.appStore("Z-coins"), alice, app, at: 20),
+                purchase(.appStore("coins-1"), alice, app, at: 15),
+                purchase(.appStore("other"), alice, otherApp, at: 30),
+                purchase(.googlePlay("token"), alice, app, at: 40), purchase(.appStore("bobs"), bob, app, at: 50),
+            ]
+            try await storage.transaction { transaction async throws in
+                try await transaction.insertCustomer(alice)
+                try await transaction.insertCustomer(bob)
+                for purchase in purchases { try await transaction.savePurchase(purchase) }
+            }
+            try await storage.read { transaction async throws in
+                #expect(
+                    try await transaction.latestPurchase(of: alice.id, app: app, store: .appStore)
+                        == .appStore("Z-coins"))
+                #expect(
+                    try await transaction.latestPurchase(of: alice.id, app: otherApp, store: .appStore)
+                        == .appStore("other"))
+                #expect(
+                    try await transaction.latestPurchase(of: alice.id, app: app, store: .googlePlay)
+                        == .googlePlay("token"))
+                #expect(try await transaction.latestPurchase(of: bob.id, app: otherApp, store: .appStore) == nil)
+                #expect(
+                    try await transaction.latestPurchase(of: CustomerID("nobody"), app: app, store: .appStore) == nil)
+            }
+        }
+    }
+
     @Test(arguments: StorageBackend.available)
     func purchaseQueries(backend: StorageBackend) async throws {
         try await TestDatabase.withFresh(backend) { storage, _ async throws in

@@ -72,7 +72,7 @@ public struct OfferSigningService: Sendable {
                 .unknownOffer, "\(productID) has no promotional offer '\(offerID)' in the catalog (promotionalOffers)")
         }
         let signers = try self.signers(app)
-        let (customer, purchases) = try await customerAndPurchases(id)
+        let (customer, purchases, transaction) = try await customerAndPurchases(id, app: app)
         guard
             OfferEligibility.promotional(
                 product, rule: policies.promotionalOffers, purchases: purchases, catalog: catalog)
@@ -90,7 +90,6 @@ public struct OfferSigningService: Sendable {
             }
             return .v1(signature, applicationUsername: customer.appAccountToken.uuidString.lowercased())
         case .jws:
-            let transaction = Self.latestTransaction(of: purchases, app: app)
             return .jws(
                 try signing { () throws(RequestSigningError) in
                     try signers.request.promotionalOfferSignature(
@@ -105,10 +104,10 @@ public struct OfferSigningService: Sendable {
     {
         let (app, product) = try appAndSubscription(productID, bundleID: bundleID)
         let signers = try self.signers(app)
-        let (_, purchases) = try await customerAndPurchases(id)
+        let (_, purchases, transaction) = try await customerAndPurchases(id, app: app)
         let eligible = OfferEligibility.introductory(
             product, acrossStores: policies.introductoryOffersAcrossStores, purchases: purchases, catalog: catalog)
-        guard let transaction = Self.latestTransaction(of: purchases, app: app) else {
+        guard let transaction else {
             throw ServerError(
                 .appTransactionRequired,
                 "customer \(id) has no App Store transaction of \(app.rawValue) to sign the decision for")
@@ -124,7 +123,10 @@ public struct OfferSigningService: Sendable {
     public func advancedCommerceRequest(_ request: Data, for id: CustomerID, bundleID: AppID?) async throws -> String {
         let app = try apps.app(named: bundleID).id
         let signers = try self.signers(app)
-        _ = try await customerAndPurchases(id)
+        // Signed for a known customer only; what the request buys is Apple's to check.
+        guard try await storage.read({ try await $0.customer(id) }) != nil else {
+            throw ServerError.customerNotFound(id)
+        }
         return try signing { () throws(RequestSigningError) in
             try signers.request.advancedCommerceInAppSignature(requestJSON: request)
         }
@@ -155,17 +157,16 @@ public struct OfferSigningService: Sendable {
         return signers
     }
 
-    func customerAndPurchases(_ id: CustomerID) async throws -> (Customer, [Purchase]) {
-        try await storage.transaction { transaction in
-            guard let customer = try await transaction.customer(id) else { throw ServerError.customerNotFound(id) }
-            return (customer, try await transaction.purchases(of: id))
-        }
-    }
-
-    /// The id of the customer's most recently observed App Store purchase of `app` (its original
+    /// The customer; the purchases offers are decided from (``OfferEligibility`` counts
+    /// subscriptions only, so consumables are not read: a coin buyer may hold thousands); and the id
+    /// of their most recently observed App Store purchase of `app`, of any kind (its original
     /// transaction id: a transaction of the customer, as Apple's `transactionId` claim asks).
-    static func latestTransaction(of purchases: [Purchase], app: AppID) -> String? {
-        purchases.filter { $0.key.store == .appStore && $0.app == app }.max { $0.observedAt < $1.observedAt }?.key.id
+    func customerAndPurchases(_ id: CustomerID, app: AppID) async throws -> (Customer, [Purchase], String?) {
+        try await storage.read { transaction in
+            guard let customer = try await transaction.customer(id) else { throw ServerError.customerNotFound(id) }
+            let latest = try await transaction.latestPurchase(of: id, app: app, store: .appStore)
+            return (customer, try await transaction.entitlementPurchases(of: id), latest?.id)
+        }
     }
 
     func signing<Value>(_ body: () throws(RequestSigningError) -> Value) throws(ServerError) -> Value {

@@ -263,6 +263,21 @@ struct SQLStorageTransaction: StorageTransaction {
         ).map(purchase(from:))
     }
 
+    func latestPurchase(of customer: CustomerID, app: AppID, store: Store) async throws -> PurchaseKey? {
+        // `store` compared in the collation `purchases_customer` holds it in: PostgreSQL matches an
+        // index column only with its own collation (otherwise the store is filtered row by row).
+        guard
+            let found = try await selectOne(
+                """
+                SELECT id FROM purchases
+                WHERE customer_id = \(bind: customer.rawValue) AND \(unsafeRaw: flavor.byteOrder("store")) = \(bind: store.rawValue)
+                    AND app = \(bind: app.rawValue)
+                ORDER BY observed_at DESC, \(unsafeRaw: flavor.byteOrder("id")) LIMIT 1
+                """)
+        else { return nil }
+        return PurchaseKey(store: store, id: try RowReader(row: found, table: "purchases").string("id"))
+    }
+
     func entitlementPurchases(of customer: CustomerID) async throws -> [Purchase] {
         if let cached = batch.read({ $0.entitlementPurchases[customer] }) { return cached }
         return try await select(
