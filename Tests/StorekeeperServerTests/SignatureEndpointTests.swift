@@ -214,6 +214,10 @@ import Testing
                 .POST, "/v1/customers/uma/signatures/advanced-commerce", json: #"{"request": [1, 2]}"#)
             #expect(malformed.status == 400)
             #expect(errorCode(malformed) == "malformed-body")
+            let stranger = try await h.request(
+                .POST, "/v1/customers/nobody/signatures/advanced-commerce", json: #"{"request": \#(request)}"#)
+            #expect(stranger.status == 404)
+            #expect(errorCode(stranger) == "customer-not-found")
         }
     }
 
