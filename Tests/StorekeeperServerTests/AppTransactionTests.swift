@@ -134,6 +134,35 @@ import Testing
         }
     }
 
+    /// Under `transfer-if-no-active` an app transaction moves to another customer only once nothing
+    /// bought with it grants its owner access.
+    @Test(arguments: StorageBackend.available)
+    func anAppTransactionMovesOnceItGrantsItsOwnerNothing(_ backend: StorageBackend) async throws {
+        try await ServerHarness.run(on: backend, policy: .transferIfNoActive) { h in
+            let store = h.simulator.appStore
+            _ = try await h.createCustomer("fay")
+            _ = try await h.createCustomer("gus")
+            let jws = try store.signedAppTransaction(customer: "fay", bundleId: ServerHarness.bundleID)
+            #expect(try await submit(h, "fay", jws).status == 200)
+            // Bought in the app without an account token: fay's through the app transaction.
+            let subscription = try store.purchase(customer: "fay", product: "pro.monthly")
+            try await h.settle()
+            #expect(try await h.entitlements("fay")["pro"]?.active == true)
+
+            let refused = try await submit(h, "gus", jws)
+            #expect(refused.status == 409)
+            #expect(errorCode(refused) == "ownership-conflict")
+
+            try store.setAutoRenew(subscription.originalTransactionId, on: false)
+            try await h.advance(days: 40)
+            try await h.settle()
+            #expect(try await h.entitlements("fay")["pro"]?.active == false)
+            let moved = try await submit(h, "gus", jws)
+            #expect(moved.status == 200)
+            #expect(moved.body["customerId"] as? String == "gus")
+        }
+    }
+
     @Test(arguments: StorageBackend.available)
     func aTransactionWithoutAppTransactionIdGetsItFromGetAppTransactionInfo(_ backend: StorageBackend) async throws {
         try await ServerHarness.run(on: backend) { h in

@@ -51,14 +51,16 @@ public struct AppTransactionService: Sendable {
             guard try await transaction.customer(id) != nil else { throw ServerError.customerNotFound(id) }
             if let existing = try await transaction.appTransactionLink(app: link.app, id: appTransactionID) {
                 if existing.customerID == id { return existing }
-                let ownerHasAccess = try await transaction.purchases(of: existing.customerID).contains {
-                    $0.app == link.app && $0.appTransactionID == appTransactionID && $0.grantsAccess(at: now)
-                }
                 let moves =
                     switch policy {
                     case .keep: false
                     case .transfer: true
-                    case .transferIfNoActive: !ownerHasAccess
+                    case .transferIfNoActive:
+                        // Read only here: the owner's purchases may be thousands of coin packs, and
+                        // the other policies decide without them.
+                        try await !transaction.purchases(of: existing.customerID).contains {
+                            $0.app == link.app && $0.appTransactionID == appTransactionID && $0.grantsAccess(at: now)
+                        }
                     }
                 guard moves else {
                     throw ServerError(
