@@ -72,7 +72,7 @@ public struct OfferSigningService: Sendable {
                 .unknownOffer, "\(productID) has no promotional offer '\(offerID)' in the catalog (promotionalOffers)")
         }
         let signers = try self.signers(app)
-        let (customer, purchases, transaction) = try await customerAndPurchases(id, app: app)
+        let (customer, purchases, transaction) = try await offerFacts(id, app: app)
         guard
             OfferEligibility.promotional(
                 product, rule: policies.promotionalOffers, purchases: purchases, catalog: catalog)
@@ -104,7 +104,7 @@ public struct OfferSigningService: Sendable {
     {
         let (app, product) = try appAndSubscription(productID, bundleID: bundleID)
         let signers = try self.signers(app)
-        let (_, purchases, transaction) = try await customerAndPurchases(id, app: app)
+        let (_, purchases, transaction) = try await offerFacts(id, app: app)
         let eligible = OfferEligibility.introductory(
             product, acrossStores: policies.introductoryOffersAcrossStores, purchases: purchases, catalog: catalog)
         guard let transaction else {
@@ -157,11 +157,14 @@ public struct OfferSigningService: Sendable {
         return signers
     }
 
-    /// The customer; the purchases offers are decided from (``OfferEligibility`` counts
-    /// subscriptions only, so consumables are not read: a coin buyer may hold thousands); and the id
-    /// of their most recently observed App Store purchase of `app`, of any kind (its original
-    /// transaction id: a transaction of the customer, as Apple's `transactionId` claim asks).
-    func customerAndPurchases(_ id: CustomerID, app: AppID) async throws -> (Customer, [Purchase], String?) {
+    /// What an offer's decision and signature need: the customer; the purchases offers are decided
+    /// from (``OfferEligibility`` counts subscriptions only, so consumables are not read: a coin
+    /// buyer may hold thousands); and the id of their most recently observed App Store purchase of
+    /// `app`, of any kind (its original transaction id: a transaction of the customer, as Apple's
+    /// `transactionId` claim asks).
+    func offerFacts(_ id: CustomerID, app: AppID) async throws -> (
+        customer: Customer, purchases: [Purchase], latestTransaction: String?
+    ) {
         try await storage.read { transaction in
             guard let customer = try await transaction.customer(id) else { throw ServerError.customerNotFound(id) }
             let latest = try await transaction.latestPurchase(of: id, app: app, store: .appStore)
