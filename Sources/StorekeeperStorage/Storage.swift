@@ -288,9 +288,10 @@ public protocol StorageTransaction: ConsoleQueries, OverviewRollupQueries, Senda
 
     /// Whether the customer consented to share consumption data; nil when never asked.
     func consumptionConsent(of customer: CustomerID) async throws -> ConsumptionConsent?
-    /// The customer with its consent, in one statement (the customer view reads both); nil for
-    /// an unknown customer.
-    func customerWithConsent(_ id: CustomerID) async throws -> (customer: Customer, consent: ConsumptionConsent?)?
+    /// The customer with its consent, its purchases but consumables and its balances, as one
+    /// snapshot: what the customer view shows. On PostgreSQL one statement (one round trip); on
+    /// SQLite, in process, three. Nil for an unknown customer.
+    func customerSnapshot(_ id: CustomerID) async throws -> CustomerSnapshot?
     /// Records the customer's answer, or forgets it (nil: unknown again).
     func saveConsumptionConsent(_ consent: ConsumptionConsent?, of customer: CustomerID) async throws
     /// The usage the app reported for the purchase, if any.

@@ -88,20 +88,74 @@ import Testing
         }
     }
 
+    /// What the customer view reads, together (on PostgreSQL one statement joining four tables):
+    /// the same answers as reading each part alone.
     @Test(arguments: StorageBackend.available)
-    func theCustomerComesWithItsConsent(_ backend: StorageBackend) async throws {
+    func aCustomersSnapshotHoldsTheCustomerItsConsentPurchasesAndBalances(_ backend: StorageBackend)
+        async throws
+    {
         try await TestDatabase.withFresh(backend) { storage, _ in
-            let customer = Customer(
-                id: CustomerID("consenting"), appAccountToken: UUID(), createdAt: Date(timeIntervalSince1970: 1000))
-            try await storage.transaction { try await $0.insertCustomer(customer) }
-            let unasked = try await storage.read { try await $0.customerWithConsent(customer.id) }
-            #expect(unasked?.customer == customer)
-            #expect(unasked?.consent == nil)
-            let consent = ConsumptionConsent(consented: false, decidedAt: Date(timeIntervalSince1970: 2000))
-            try await storage.transaction { try await $0.saveConsumptionConsent(consent, of: customer.id) }
-            let answered = try await storage.read { try await $0.customerWithConsent(customer.id) }
-            #expect(answered?.consent == consent)
-            let nobody = try await storage.read { try await $0.customerWithConsent(CustomerID("nobody")) }
+            let customer = makeCustomer("consenting")
+            let other = makeCustomer("other")
+            try await storage.transaction { transaction in
+                try await transaction.insertCustomer(customer)
+                try await transaction.insertCustomer(other)
+            }
+            let bare = try await storage.read { try await $0.customerSnapshot(customer.id) }
+            #expect(
+                bare
+                    == CustomerSnapshot(customer: customer, consent: nil, entitlementPurchases: [], balances: [:]))
+
+            // Keys whose byte order ("Z" before "a") differs from a locale's, a consumable (left
+            // out), a subscription on the other store, another customer's purchase, two balances.
+            @Sendable func purchase(_ key: PurchaseKey, _ kind: ProductKind, of owner: Customer) -> Purchase {
+                var purchase = fullPurchase(key, customer: owner.id)
+                purchase.kind = kind
+                return purchase
+            }
+            let held = [
+                purchase(.appStore("alpha"), .subscription, of: customer),
+                purchase(.appStore("Zeta"), .nonConsumable, of: customer),
+                purchase(.googlePlay("token"), .subscription, of: customer),
+            ]
+            let consent = ConsumptionConsent(consented: false, decidedAt: at(2000))
+            try await storage.transaction { transaction in
+                for purchase in held { try await transaction.savePurchase(purchase) }
+                try await transaction.savePurchase(purchase(.appStore("coins"), .consumable, of: customer))
+                try await transaction.savePurchase(purchase(.appStore("others"), .subscription, of: other))
+                try await transaction.saveConsumptionConsent(consent, of: customer.id)
+                for (balance, amount, key) in [("coins", 100, "c1"), ("gems", 5, "g1"), ("coins", -30, "c2")] {
+                    _ = try await transaction.appendLedgerEntry(
+                        LedgerEntry(
+                            customerID: customer.id, balance: balance, amount: amount, reason: .purchase,
+                            idempotencyKey: key, createdAt: at(3000)))
+                }
+            }
+            let full = try await storage.read { try await $0.customerSnapshot(customer.id) }
+            #expect(full?.customer == customer)
+            #expect(full?.consent == consent)
+            #expect(
+                full?.entitlementPurchases.map(\.key)
+                    == [.appStore("Zeta"), .appStore("alpha"), .googlePlay("token")], "by store, then id, in bytes")
+            #expect(full?.entitlementPurchases == [held[1], held[0], held[2]], "every column read back")
+            #expect(full?.balances == ["coins": 70, "gems": 5])
+            let apart = try await storage.read { transaction in
+                (
+                    try await transaction.entitlementPurchases(of: customer.id),
+                    try await transaction.balances(of: customer.id)
+                )
+            }
+            #expect(full?.entitlementPurchases == apart.0)
+            #expect(full?.balances == apart.1)
+            // Inside a write transaction, after its writes.
+            let afterWrite = try await storage.transaction { transaction in
+                try await transaction.saveConsumptionConsent(nil, of: customer.id)
+                return try await transaction.customerSnapshot(customer.id)
+            }
+            #expect(afterWrite?.consent == nil)
+            #expect(afterWrite?.entitlementPurchases.count == 3)
+
+            let nobody = try await storage.read { try await $0.customerSnapshot(CustomerID("nobody")) }
             #expect(nobody == nil)
         }
     }

@@ -45,11 +45,9 @@ public struct CustomerService: Sendable {
     /// The customer view at the current time; nil for an unknown customer.
     public func view(of id: CustomerID) async throws -> CustomerView? {
         let now = clock.now()
-        // A read (Storage.read): on SQLite beside ingest's writes, on PostgreSQL in three round trips.
-        return try await storage.read { transaction in
-            guard let (customer, consent) = try await transaction.customerWithConsent(id) else { return nil }
-            return try await view(of: customer, consent: consent, in: transaction, at: now)
-        }
+        // A read (Storage.read): on SQLite beside ingest's writes, on PostgreSQL in one round trip.
+        let snapshot = try await storage.read { try await $0.customerSnapshot(id) }
+        return snapshot.map { view(of: $0, at: now) }
     }
 
     /// Up to `limit` of the customer's purchases of every kind, consumables included, that follow
@@ -68,23 +66,21 @@ public struct CustomerService: Sendable {
         }
     }
 
-    /// The customer view as `transaction` sees it.
+    /// The customer view as `transaction` sees it (after its writes).
     func view(of customer: Customer, in transaction: any StorageTransaction, at now: Date) async throws
         -> CustomerView
     {
-        let consent = try await transaction.consumptionConsent(of: customer.id)
-        return try await view(of: customer, consent: consent, in: transaction, at: now)
+        guard let snapshot = try await transaction.customerSnapshot(customer.id) else {
+            throw ServerError.customerNotFound(customer.id)
+        }
+        return view(of: snapshot, at: now)
     }
 
-    private func view(
-        of customer: Customer, consent: ConsumptionConsent?, in transaction: any StorageTransaction, at now: Date
-    ) async throws -> CustomerView {
+    private func view(of snapshot: CustomerSnapshot, at now: Date) -> CustomerView {
         // Consumables are not listed (their credits are the balances): not read either.
-        let purchases = try await transaction.entitlementPurchases(of: customer.id)
-        let balances = try await transaction.balances(of: customer.id)
-        return CustomerView(
-            customer: customer, purchases: purchases, balances: balances, catalog: recorder.catalog,
-            access: recorder.access, consumptionConsent: consent, at: now)
+        CustomerView(
+            customer: snapshot.customer, purchases: snapshot.entitlementPurchases, balances: snapshot.balances,
+            catalog: recorder.catalog, access: recorder.access, consumptionConsent: snapshot.consent, at: now)
     }
 
     // MARK: Refund decisions

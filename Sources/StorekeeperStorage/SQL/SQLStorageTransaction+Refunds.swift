@@ -18,23 +18,6 @@ extension SQLStorageTransaction {
         return ConsumptionConsent(consented: try reader.bool("consented"), decidedAt: try reader.date("decided_at"))
     }
 
-    func customerWithConsent(_ id: CustomerID) async throws -> (customer: Customer, consent: ConsumptionConsent?)? {
-        guard
-            let found = try await row(
-                """
-                SELECT c.id, c.app_account_token, c.created_at, k.consented, k.decided_at
-                FROM customers c LEFT JOIN consumption_consents k ON k.customer_id = c.id
-                WHERE c.id = \(bind: id.rawValue)
-                """)
-        else { return nil }
-        let reader = RowReader(row: found, table: "customers")
-        let customer = try customer(from: found)
-        guard let consented = try reader.optionalBool("consented"),
-            let decidedAt = try reader.optionalDate("decided_at")
-        else { return (customer, nil) }
-        return (customer, ConsumptionConsent(consented: consented, decidedAt: decidedAt))
-    }
-
     func saveConsumptionConsent(_ consent: ConsumptionConsent?, of customer: CustomerID) async throws {
         guard let consent else {
             try await run("DELETE FROM consumption_consents WHERE customer_id = \(bind: customer.rawValue)")
