@@ -38,7 +38,8 @@ extension SQLStorageTransaction {
 
     /// One row per purchase (one without a purchase when there is none), each carrying the
     /// customer, its consent and its balances as two arrays; PostgreSQL only (SQLite has no
-    /// arrays). The balances' subquery is evaluated once: it depends on the parameter alone.
+    /// arrays). The balances' subquery is evaluated once (it depends on the parameter alone), and
+    /// its two aggregates take the same rows in the same order, so the arrays pair up.
     private func customerSnapshotInOneStatement(_ id: CustomerID) async throws -> CustomerSnapshot? {
         let rows = try await select(
             """
