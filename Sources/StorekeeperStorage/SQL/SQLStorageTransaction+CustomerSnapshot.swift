@@ -73,15 +73,6 @@ extension SQLStorageTransaction {
             balances: Dictionary(zip(names, totals), uniquingKeysWith: { _, last in last }))
     }
 
-    /// The consent columns of a row joined to `consumption_consents`; nil when the join found none.
-    private func consent(from row: any SQLRow) throws -> ConsumptionConsent? {
-        let reader = RowReader(row: row, table: "consumption_consents")
-        guard let consented = try reader.optionalBool("consented"),
-            let decidedAt = try reader.optionalDate("decided_at")
-        else { return nil }
-        return ConsumptionConsent(consented: consented, decidedAt: decidedAt)
-    }
-
     /// ``purchaseColumns`` read through the alias `p`, where other tables share their names.
     private static let joinedPurchaseColumns = purchaseColumns.split(separator: ",")
         .map { "p." + $0.trimmingCharacters(in: .whitespacesAndNewlines) }.joined(separator: ", ")

@@ -7,15 +7,21 @@ extension SQLStorageTransaction {
     // MARK: Consent
 
     func consumptionConsent(of customer: CustomerID) async throws -> ConsumptionConsent? {
-        guard
-            let found = try await row(
-                """
-                SELECT consented, decided_at FROM consumption_consents
-                WHERE customer_id = \(bind: customer.rawValue)
-                """)
+        try await row(
+            """
+            SELECT consented, decided_at FROM consumption_consents
+            WHERE customer_id = \(bind: customer.rawValue)
+            """
+        ).flatMap(consent(from:))
+    }
+
+    /// The consent a row of `consumption_consents`, alone or joined, holds; nil when a join found none.
+    func consent(from row: any SQLRow) throws -> ConsumptionConsent? {
+        let reader = RowReader(row: row, table: "consumption_consents")
+        guard let consented = try reader.optionalBool("consented"),
+            let decidedAt = try reader.optionalDate("decided_at")
         else { return nil }
-        let reader = RowReader(row: found, table: "consumption_consents")
-        return ConsumptionConsent(consented: try reader.bool("consented"), decidedAt: try reader.date("decided_at"))
+        return ConsumptionConsent(consented: consented, decidedAt: decidedAt)
     }
 
     func saveConsumptionConsent(_ consent: ConsumptionConsent?, of customer: CustomerID) async throws {
