@@ -23,8 +23,8 @@ struct DemoCommand: AsyncParsableCommand {
             """
     )
 
-    @Option(help: "What happens when a second account presents a purchase: keep, transfer or transfer-if-no-active.")
-    var ownershipPolicy: String = OwnershipPolicy.keep.rawValue
+    @Option(help: "What happens when a second account presents a purchase.")
+    var ownershipPolicy: OwnershipPolicy = .keep
 
     @Flag(help: "Keep the temporary directory (database, keys) and print its path.")
     var keep = false
@@ -33,24 +33,16 @@ struct DemoCommand: AsyncParsableCommand {
     var keepRunning = false
 
     @Option(help: "The least severe server log level written to standard error.")
-    var logLevel: String = "critical"
+    var logLevel = LogLevelArgument(.critical)
 
     func run() async throws {
-        guard let policy = OwnershipPolicy(rawValue: ownershipPolicy) else {
-            throw UsageError(
-                "--ownership-policy takes one of \(OwnershipPolicy.allCases.map(\.rawValue).joined(separator: ", "))")
-        }
-        guard let level = Logger.Level(rawValue: logLevel) else {
-            throw UsageError(
-                "--log-level takes one of \(Logger.Level.allCases.map(\.rawValue).joined(separator: ", "))")
-        }
         var logger = Logger(label: "storekeeper.demo") { StreamLogHandler.standardError(label: $0) }
-        logger.logLevel = level
+        logger.logLevel = logLevel.level
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent(
             "storekeeper-demo-\(UUID().uuidString.prefix(8))")
         defer { if !keep { try? FileManager.default.removeItem(at: directory) } }
         let options = SimulatedDeployment.Options(
-            policies: Policies(ownershipConflict: policy), appStoreGracePeriodDays: 3, directory: directory,
+            policies: Policies(ownershipConflict: ownershipPolicy), appStoreGracePeriodDays: 3, directory: directory,
             logger: logger)
         // A fresh password each run; sessions outlive the story's simulated months.
         let password = Self.randomPassword()
@@ -72,7 +64,7 @@ struct DemoCommand: AsyncParsableCommand {
                 Self.write("Storekeeper demo")
                 Self.write("  server     \(deployment.baseURL) (SQLite: \(directory.path)/storekeeper.sqlite)")
                 Self.write("  simulator  \(endpoints?.baseURL ?? "?") (App Store and Google Play, simulated clock)")
-                Self.write("  policy     ownership conflicts: \(policy.rawValue)")
+                Self.write("  policy     ownership conflicts: \(ownershipPolicy.rawValue)")
                 Self.write("  webhooks   \(url.absoluteString) (the app backend's receiver: ⇢ lines)")
                 Self.write("  console    \(deployment.baseURL)/console (sign in as demo, password \(password))")
                 let story = DemoStory(deployment: deployment, webhooks: receiver) { Self.write(Self.format($0)) }

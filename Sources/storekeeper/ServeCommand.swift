@@ -41,19 +41,15 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(help: "The port to listen on, 0 for a free one (default: the configuration's server.port).")
     var port: Int?
 
-    @Option(help: "The least severe log level written: trace, debug, info, notice, warning, error or critical.")
-    var logLevel: String = "info"
+    @Option(help: "The least severe log level written.")
+    var logLevel = LogLevelArgument(.info)
 
     /// How long the services get to finish in-flight work after SIGTERM before they are cancelled.
     static let gracefulShutdownLimit: Duration = .seconds(30)
 
     func run() async throws {
         if let port, !(0...65_535).contains(port) { throw UsageError("--port takes 0 to 65535") }
-        guard let level = Logger.Level(rawValue: logLevel) else {
-            throw UsageError(
-                "--log-level takes one of \(Logger.Level.allCases.map(\.rawValue).joined(separator: ", "))")
-        }
-        LoggingSystem.bootstrap { label in
+        LoggingSystem.bootstrap { [level = logLevel.level] label in
             var handler = StreamLogHandler.standardError(label: label)
             handler.logLevel = level
             return handler

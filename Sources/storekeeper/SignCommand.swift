@@ -58,8 +58,8 @@ struct SignPromotionalOfferCommand: ParsableCommand {
 
     @OptionGroup var identity: SigningIdentityOptions
 
-    @Option(help: "v1 or jws.")
-    var format: String
+    @Option(help: "The signature's form.")
+    var format: PromotionalOfferFormat
 
     @Option(help: "The subscription's product id.")
     var productId: String
@@ -75,7 +75,7 @@ struct SignPromotionalOfferCommand: ParsableCommand {
 
     func run() throws {
         switch format {
-        case "v1":
+        case .v1:
             if transactionId != nil {
                 throw UsageError("--transaction-id is only signed with --format jws; v1 has no transaction id")
             }
@@ -86,7 +86,7 @@ struct SignPromotionalOfferCommand: ParsableCommand {
                     .sign(productId: productId, offerId: offerId, appAccountToken: token)
             }
             try printJSON(signature)
-        case "jws":
+        case .jws:
             if appAccountToken != nil {
                 throw UsageError(
                     "--app-account-token is only signed with --format v1; with a JWS the app passes it to the purchase")
@@ -97,8 +97,6 @@ struct SignPromotionalOfferCommand: ParsableCommand {
                     productId: productId, offerIdentifier: offerId, transactionId: transactionId)
             }
             try printJSON(["signature": jws])
-        default:
-            throw UsageError("--format takes v1 or jws, not \(format)")
         }
     }
 
@@ -131,19 +129,13 @@ struct SignIntroEligibilityCommand: ParsableCommand {
     var transactionId: String
 
     @Option(help: "Whether the customer may have the introductory offer: true or false.")
-    var allowIntroductoryOffer: String = "true"
+    var allowIntroductoryOffer: Bool = true
 
     func run() throws {
-        let allow: Bool
-        switch allowIntroductoryOffer {
-        case "true": allow = true
-        case "false": allow = false
-        default: throw UsageError("--allow-introductory-offer takes true or false, not \(allowIntroductoryOffer)")
-        }
         let signer = try identity.requestSigner(for: "intro-eligibility")
         let jws = try orUsageError { () throws(RequestSigningError) in
             try signer.introductoryOfferEligibilitySignature(
-                productId: productId, allowIntroductoryOffer: allow, transactionId: transactionId)
+                productId: productId, allowIntroductoryOffer: allowIntroductoryOffer, transactionId: transactionId)
         }
         try printJSON(["signature": jws])
     }

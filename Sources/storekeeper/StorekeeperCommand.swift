@@ -4,7 +4,15 @@ import ArgumentParser
 struct StorekeeperCommand: AsyncParsableCommand {
     static func main() async {
         do {
-            var command = try parseAsRoot()
+            var command: any ParsableCommand
+            do {
+                command = try parseAsRoot()
+            } catch  where exitCode(for: error) == .validationFailure {
+                // A command line ArgumentParser cannot parse (an unknown option, a value outside an
+                // option's type) is a usage error like those the commands find: one status for all.
+                standardError(fullMessage(for: error))
+                Self.exit(withError: ExitCode(2))
+            }
             if var asyncCommand = command as? any AsyncParsableCommand {
                 try await asyncCommand.run()
             } else {

@@ -60,6 +60,9 @@ import Testing
     @Test func refusesAnUnknownPolicy() async throws {
         let result = try await CLI.run(["demo", "--ownership-policy", "finders-keepers"])
         #expect(result.status == 2)
-        #expect(result.standardError.contains("--ownership-policy takes one of keep, transfer, transfer-if-no-active"))
+        #expect(
+            result.standardError.hasPrefix(
+                "Error: The value 'finders-keepers' is invalid for '--ownership-policy <ownership-policy>'. "
+                    + "Please provide one of 'keep', 'transfer' or 'transfer-if-no-active'."))
     }
 }

@@ -132,6 +132,20 @@ import Testing
         #expect(result.standardError == "error: --port takes 0 to 65535\n")
     }
 
+    @Test func refusesAnUnknownLogLevelOrOptionWithStatus2() async throws {
+        let result = try await CLI.run(["serve", "--config", "storekeeper.json", "--log-level", "loud"])
+        #expect(result.status == 2)
+        #expect(result.standardError.hasPrefix("Error: The value 'loud' is invalid for '--log-level <log-level>'"))
+        for level in ["trace", "debug", "info", "notice", "warning", "error", "critical"] {
+            #expect(result.standardError.contains("  - \(level)\n"), "\(level)")
+        }
+        #expect(result.standardOutput.isEmpty)
+        // ArgumentParser's own refusals end with the status of every other usage error.
+        let unknown = try await CLI.run(["serve", "--config", "storekeeper.json", "--verbose"])
+        #expect(unknown.status == 2)
+        #expect(unknown.standardError.hasPrefix("Error: Unknown option '--verbose'"))
+    }
+
     @Test func migratesAnEmptyDatabaseOnceAndReportsTheVersions() async throws {
         let workspace = try Workspace()
         defer { workspace.remove() }
