@@ -194,12 +194,16 @@ struct CustomerRead {
         // This process's CPU during each database's windows: its server's (the load generator runs in
         // a process of its own), steadier than the latencies on a host whose CPUs slow down at times.
         var cpuSeconds = [0.0, 0.0]
+        // The share of the machine's CPU time the hypervisor gave elsewhere during each window.
+        var steal: [[Double?]] = [[], []]
         for _ in 0..<options.rounds {
             for (index, (server, customers)) in servers.enumerated() {
                 let cpuStart = processCPUSeconds()
+                let hostStart = HostCPUTime.now()
                 windows[index].append(
                     try await reader(server, customers: customers).run(
                         seconds: options.seconds / Double(options.rounds), random: &random))
+                steal[index].append(stealPercent(since: hostStart))
                 cpuSeconds[index] += processCPUSeconds() - cpuStart
             }
         }
@@ -217,11 +221,12 @@ struct CustomerRead {
                     + "generator's sends \(Self.format(result.sendLatenessP99)) ms late at p99, "
                     + "\(Self.format(result.sendLatenessMax)) ms at most (time the server never saw); server CPU "
                     + "\(Int((cpuSeconds[index] / Double(max(result.requests, 1)) * 1e6).rounded())) µs per GET; "
-                    + "each window's p99 / max, in order: "
-                    + windows[index].map { window in
+                    + "each window's p99 / max in ms (the host's steal), in order: "
+                    + zip(windows[index], steal[index]).map { window, steal in
                         let sorted = window.latencies.sorted()
                         return "\(Self.format(percentile(0.99, of: sorted))) / \(Self.format(sorted.last ?? 0))"
-                    }.joined(separator: ", ") + " ms")
+                            + (steal.map { " (\(Self.formatPercent($0)))" } ?? "")
+                    }.joined(separator: ", ") + Self.stealSummary(windows[index], steal[index]))
             try await timeJobQueries(server, customers: customers)
             try await measureConsole(server, customers: customers, random: &random)
         }
@@ -389,6 +394,28 @@ struct CustomerRead {
     }
 
     static func format(_ value: Double) -> String { String(format: "%.2f", value) }
+
+    static func formatPercent(_ value: Double) -> String { String(format: "%.1f %%", value) }
+
+    /// Context, not the figure: the steal over all of a database's windows, and the p99 of the
+    /// windows in which the host stole little, next to that of the others. Where the two differ
+    /// much, the host's bursts, not the server, set the p99 (Benchmarks/README.md).
+    static func stealSummary(_ windows: [OpenLoopReader.Window], _ steal: [Double?]) -> String {
+        let known = steal.compactMap { $0 }
+        guard known.count == windows.count, !known.isEmpty else { return "" }
+        let mean = known.reduce(0, +) / Double(known.count)
+        let quiet = zip(windows, known).filter { $0.1 < quietStealPercent }.map(\.0)
+        let busy = zip(windows, known).filter { $0.1 >= quietStealPercent }.map(\.0)
+        func p99(_ windows: [OpenLoopReader.Window]) -> String {
+            windows.isEmpty ? "none" : "p99 \(format(percentile(0.99, of: windows.flatMap(\.latencies).sorted()))) ms"
+        }
+        return "; the host stole \(formatPercent(mean)) of the CPU time over these windows; the \(quiet.count) "
+            + "windows with steal under \(formatPercent(quietStealPercent)): \(p99(quiet)), the \(busy.count) others: "
+            + p99(busy)
+    }
+
+    /// Below this steal a window counts as quiet in ``stealSummary(_:_:)``.
+    static let quietStealPercent = 2.0
 }
 
 struct BenchmarkError: Error, CustomStringConvertible {

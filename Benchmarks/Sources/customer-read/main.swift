@@ -1,4 +1,5 @@
 import Foundation
+import LoadHTTP
 import Logging
 import NIOCore
 import Storekeeper
@@ -52,12 +53,16 @@ say(
         + "in \(options.rounds) alternating windows, customers picked with seed \(options.seed); cache "
         + options.cacheDirectory.path)
 // Context for the figures, not part of them: how steady the CPUs are while nothing else runs.
+let steadinessHost = HostCPUTime.now()
 let steadiness = CPUSteadiness.measure(seconds: 5)
+let steadinessSteal = stealPercent(since: steadinessHost)
 say(
     "CPU steadiness: over 5 s idle, \(steadiness.cores) cores each repeating a \(Int(steadiness.medianMicroseconds.rounded())) µs "
         + "unit of arithmetic: \(steadiness.slowWindows) of \(steadiness.windows) 20 ms windows took ≥ "
         + "\(CustomerRead.format(CPUSteadiness.slowFactor))× the median (\(steadiness.slowOnAllCores) on every core at once), "
-        + "the slowest \(CustomerRead.format(steadiness.worst))×")
+        + "the slowest \(CustomerRead.format(steadiness.worst))×"
+        + (steadinessSteal.map { "; the host stole \(CustomerRead.formatPercent($0)) of the CPU time meanwhile" } ?? "")
+)
 var summaries: [String: String] = [:]
 var failed = false
 do {

@@ -175,6 +175,12 @@ func withInstances<Result: Sendable>(
 
 func format(_ value: Double) -> String { String(format: "%.2f", value) }
 
+/// The host's steal over a phase, as context for its rate (the ratio compares two phases, and the
+/// host may take more CPU time from one than from the other).
+func stolen(_ percent: Double?) -> String {
+    percent.map { String(format: "; the host stole %.1f %% of the CPU time meanwhile", $0) } ?? ""
+}
+
 struct IngestResult {
     var ingestRate: Double
     var verifyRate: Double
@@ -205,6 +211,7 @@ struct IngestRun {
             path: "/v1/notifications/app-store", concurrency: concurrency)
         let bodies = payloads.map { ByteBuffer(string: #"{"signedPayload":"\#($0)"}"#) }
         let cpuStart = processCPUSeconds()
+        let hostStart = HostCPUTime.now()
         let ingestStart = ContinuousClock.now
         let latencies = try await poster.run(bodies)
         let durableSeconds = seconds(ContinuousClock.now - ingestStart)
@@ -217,6 +224,7 @@ struct IngestRun {
         }
         let processedSeconds = seconds(ContinuousClock.now - ingestStart)
         let cpuSeconds = processCPUSeconds() - cpuStart
+        let ingestSteal = stealPercent(since: hostStart)
         let cpuPerNotification = cpuSeconds / Double(count) * 1e6
         // Below 100 %, ingest waited (for the writer, a sync, the next request) with a core free.
         let coresBusy = cpuSeconds / processedSeconds / Double(ProcessInfo.processInfo.activeProcessorCount) * 100
@@ -227,7 +235,8 @@ struct IngestRun {
             "durable (all 200s) after \(format(durableSeconds)) s (\(Int(Double(count) / durableSeconds))/s), "
                 + "processed after \(format(processedSeconds)) s (\(unfinishedAtDurable ?? 0) unfinished at the last 200); POST p50 \(format(p50)) ms; "
                 + "this process's CPU \(Int(cpuPerNotification)) µs per "
-                + "notification (the posting client's included), the cores \(Int(coresBusy)) % busy with it")
+                + "notification (the posting client's included), the cores \(Int(coresBusy)) % busy with it"
+                + stolen(ingestSteal))
         try await timeView(of: customer)
         let passesAfter = try await timeVerifier(payloads, when: " after ingest")
         let verifySeconds = median(passesBefore + passesAfter)
@@ -264,12 +273,14 @@ struct IngestRun {
     func timeVerifier(_ payloads: [String], when: String) async throws -> [Double] {
         var passes: [Double] = []
         let cpuStart = processCPUSeconds()
+        let hostStart = HostCPUTime.now()
         for _ in 0..<3 { passes.append(try await timeVerifierOnce(payloads)) }
         let cpuPerNotification = (processCPUSeconds() - cpuStart) / Double(3 * payloads.count) * 1e6
         print(
             "verifier alone\(when): passes at "
                 + passes.map { "\(Int(Double(payloads.count) / $0))/s" }.joined(separator: ", ")
-                + "; this process's CPU \(Int(cpuPerNotification)) µs per notification")
+                + "; this process's CPU \(Int(cpuPerNotification)) µs per notification"
+                + stolen(stealPercent(since: hostStart)))
         return passes
     }
 
