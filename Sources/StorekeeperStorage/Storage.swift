@@ -164,14 +164,18 @@ public protocol StorageTransaction: ConsoleQueries, OverviewRollupQueries, Senda
     func assignApp(_ app: AppID, toPurchasesOf store: Store) async throws -> Int
     /// Subscriptions still believed to grant access although that access ended before `cutoff`
     /// (active or canceled past their expiry, in grace past the grace expiry) and not refreshed
-    /// from their store since `notRefreshedSince`, longest overdue first: what a missed renewal or
-    /// expiry notification leaves behind.
+    /// from their store since `notRefreshedSince`, least recently refreshed (never first), then
+    /// longest overdue: what a missed renewal or expiry notification leaves behind. Each comes up
+    /// within as many calls as there are pages of them, however many stay overdue after being
+    /// asked about.
     func subscriptionsOverdue(accessEndedBefore cutoff: Date, notRefreshedSince: Date, limit: Int) async throws
         -> [Purchase]
     /// Subscriptions without access that wait on news from their store (in billing retry, paused or
     /// pending) whose last news (the later of their expiry and their observation) falls in
-    /// `lastNews` and that were not refreshed since `notRefreshedSince`, longest silent first: what
-    /// a missed recovery, resumption, completed payment or expiry notification leaves behind.
+    /// `lastNews` and that were not refreshed since `notRefreshedSince`, least recently refreshed
+    /// (never first), then longest silent: what a missed recovery, resumption, completed payment
+    /// or expiry notification leaves behind. Each due one comes up within as many calls as there
+    /// are pages of due ones, however many stay due after being asked about.
     func subscriptionsAwaitingNews(lastNews: Range<Date>, notRefreshedSince: Date, limit: Int) async throws
         -> [Purchase]
     /// Records that the purchase's state was just asked of its store.

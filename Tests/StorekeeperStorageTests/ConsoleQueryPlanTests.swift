@@ -45,7 +45,7 @@ extension QueryPlanTests {
                 _ = try await $0.subscriptionsOverdue(
                     accessEndedBefore: now - 3600, notRefreshedSince: now - 6 * 3600, limit: 100)
             }
-            expect(overdue, uses: "purchases_overdue", sorted: false, backend)
+            expect(overdue, uses: "purchases_overdue", sorted: nil, backend)
         }
     }
 

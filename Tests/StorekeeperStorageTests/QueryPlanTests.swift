@@ -50,15 +50,17 @@ import Testing
                 _ = try await $0.subscriptionsOverdue(
                     accessEndedBefore: now - 3600, notRefreshedSince: now - 6 * 3600, limit: 100)
             }
-            expect(overdue, uses: "purchases_overdue", sorted: false, backend)
+            // The overdue ones alone, from the index, sorted least recently asked first.
+            expect(overdue, uses: "purchases_overdue", sorted: true, backend)
 
-            // Those waiting on news, from the oldest silence, the refreshed-lately ones skipped
-            // within the index (PostgreSQL: an index condition, not a filter on each row read).
+            // Those waiting on news, the due ones alone read from the index and sorted, least
+            // recently asked first; the refreshed-lately ones are skipped within the index
+            // (PostgreSQL: an index condition, not a filter on each row read).
             let awaitingNews = try await plan(of: storage, backend) {
                 _ = try await $0.subscriptionsAwaitingNews(
                     lastNews: (now - 60 * 86_400)..<(now - 6 * 3600), notRefreshedSince: now - 6 * 3600, limit: 100)
             }
-            expect(awaitingNews, uses: "purchases_awaiting_news", sorted: false, backend)
+            expect(awaitingNews, uses: "purchases_awaiting_news", sorted: true, backend)
             if backend == .postgresql {
                 #expect(
                     awaitingNews.split(separator: "\n").contains {

@@ -305,7 +305,21 @@ import Testing
                 try await transaction.subscriptionsOverdue(
                     accessEndedBefore: now, notRefreshedSince: at(101 * hour), limit: 10)
             }
-            #expect(later.map(\.key.id) == ["active-late", "canceled-later", "grace-over"])
+            // Due again, it comes after those never asked about, however long overdue.
+            #expect(later.map(\.key.id) == ["canceled-later", "grace-over", "active-late"])
+        }
+    }
+
+    /// More overdue than a page, and still overdue after each refresh (the store did not answer):
+    /// each round asks the least recently asked, so every one comes up in turn.
+    @Test(arguments: StorageBackend.available)
+    func pagesOfOverdueSubscriptionsComeRoundToEveryDueOne(backend: StorageBackend) async throws {
+        try await TestDatabase.withFresh(backend) { storage, _ async throws in
+            let asked = try await askInRounds(storage, state: .active) { transaction, now in
+                try await transaction.subscriptionsOverdue(
+                    accessEndedBefore: now, notRefreshedSince: now - 6 * 3600, limit: 2)
+            }
+            #expect(asked == Self.roundRobin)
         }
     }
 
@@ -356,8 +370,57 @@ import Testing
                 try await transaction.savePurchase(purchases[1])
             }
             #expect(try await awaiting() == ["retry-old", "pending"])
-            #expect(try await awaiting(notRefreshedSince: 100 * hour) == ["retry-old", "paused", "pending"])
+            // Due again, it comes after those never asked about, whatever its silence.
+            #expect(try await awaiting(notRefreshedSince: 100 * hour) == ["retry-old", "pending", "paused"])
         }
+    }
+
+    /// More due than a page: each refresh round asks the least recently asked, so every one comes
+    /// up in turn although each stays due after its refresh (a retry goes on for weeks).
+    @Test(arguments: StorageBackend.available)
+    func pagesOfSubscriptionsAwaitingNewsComeRoundToEveryDueOne(backend: StorageBackend) async throws {
+        try await TestDatabase.withFresh(backend) { storage, _ async throws in
+            let asked = try await askInRounds(storage, state: .billingRetry) { transaction, now in
+                try await transaction.subscriptionsAwaitingNews(
+                    lastNews: Date(timeIntervalSince1970: 0)..<(now - 6 * 3600), notRefreshedSince: now - 6 * 3600,
+                    limit: 2)
+            }
+            #expect(asked == Self.roundRobin)
+        }
+    }
+
+    /// What ``askInRounds(_:state:page:)`` asks with pages of 2 when each is asked in turn. An order
+    /// by how long overdue or silent alone asked sub-1 and sub-2 every round, never the other three.
+    static let roundRobin = [["sub-1", "sub-2"], ["sub-3", "sub-4"], ["sub-5", "sub-1"], ["sub-2", "sub-3"]]
+
+    /// Stores five Google subscriptions in `state` whose expiry and news lie 1 to 5 hours after the
+    /// epoch, then runs four refresh rounds 7 hours apart (the refresh interval is 6), each reading
+    /// `page` and marking what it found refreshed; returns each round's ids.
+    func askInRounds(
+        _ storage: any Storage, state: SubscriptionState,
+        page: @escaping @Sendable (any StorageTransaction, Date) async throws -> [Purchase]
+    ) async throws -> [[String]] {
+        let hour: Int64 = 3_600_000
+        try await storage.transaction { transaction async throws in
+            for number in 1...5 {
+                try await transaction.savePurchase(
+                    Purchase(
+                        key: .googlePlay("sub-\(number)"), app: AppID("com.example.app"), productID: "premium",
+                        kind: .subscription, environment: .production, state: state,
+                        expiresAt: at(Int64(number) * hour), observedAt: at(Int64(number) * hour)))
+            }
+        }
+        var asked: [[String]] = []
+        for round in 0..<4 {
+            let now = at(100 * hour + Int64(round) * 7 * hour)
+            asked.append(
+                try await storage.transaction { transaction async throws in
+                    let found = try await page(transaction, now)
+                    for purchase in found { try await transaction.markRefreshed(purchase.key, at: now) }
+                    return found.map(\.key.id)
+                })
+        }
+        return asked
     }
 
     @Test(arguments: StorageBackend.available)

@@ -62,7 +62,9 @@ public struct MissedNotificationRecovery: Sendable {
     /// first those whose access should have ended more than `overdueAfter` ago (a renewal or
     /// expiry notification went missing), then those without access that wait on news (billing
     /// retry, paused, pending) and heard nothing for `refreshInterval`, within `awaitingNewsWatch`
-    /// of their last news (a recovery, resumption or completed payment went missing).
+    /// of their last news (a recovery, resumption or completed payment went missing). Each kind
+    /// comes least recently asked first: many stay due after being asked, and all of them must
+    /// come round when more are due than a run asks.
     public func refreshOverdueSubscriptions(_ report: inout CatchUpReport) async throws {
         let now = clock.now()
         let settings = self.settings

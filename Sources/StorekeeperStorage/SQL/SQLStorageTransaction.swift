@@ -344,7 +344,9 @@ struct SQLStorageTransaction: StorageTransaction {
     {
         // The expression, kind and states are those of the partial index `purchases_overdue`
         // (migration 6), written literally so that both planners match them to it: the query
-        // reads the index from the longest overdue on and stops at `limit`, whatever else is stored.
+        // reads the overdue ones alone from the index, whatever else is stored, and asks the least
+        // recently asked first: one the store does not answer for stays overdue, and an order by
+        // how long overdue alone asked about the same page each time it fell due again.
         let accessEnd = """
             CASE WHEN state = 'grace_period' THEN COALESCE(grace_period_expires_at, expires_at) ELSE expires_at END
             """
@@ -354,7 +356,7 @@ struct SQLStorageTransaction: StorageTransaction {
             WHERE kind = 'subscription' AND state IN ('active', 'canceled', 'grace_period') AND expires_at IS NOT NULL
               AND \(unsafeRaw: accessEnd) < \(bind: StoredTime.milliseconds(cutoff))
               AND (refreshed_at IS NULL OR refreshed_at < \(bind: StoredTime.milliseconds(notRefreshedSince)))
-            ORDER BY \(unsafeRaw: accessEnd), store, id LIMIT \(bind: max(limit, 0))
+            ORDER BY COALESCE(refreshed_at, 0), \(unsafeRaw: accessEnd), store, id LIMIT \(bind: max(limit, 0))
             """
         ).map(purchase(from:))
     }
@@ -363,8 +365,12 @@ struct SQLStorageTransaction: StorageTransaction {
         -> [Purchase]
     {
         // The expressions, kind and states are those of the partial index
-        // `purchases_awaiting_news` (migration 20): the range bounds its first column, the
-        // refreshed-since condition is read from its second, so a run reads only what is due.
+        // `purchases_awaiting_news` (migration 20): the range bounds its first column and the
+        // refreshed-since condition is read from its second, so only the due ones are read.
+        // Least recently asked first: one asked about usually stays in its state, and an order by
+        // silence alone asked about the same oldest page each time it fell due again, never
+        // reaching the rest once more were due than `limit` per refresh interval. The sort costs
+        // what is due (docs/storage.md has the figures).
         let lastNewsAt = flavor.subscriptionLastNews
         return try await rows(
             """
@@ -373,7 +379,7 @@ struct SQLStorageTransaction: StorageTransaction {
               AND \(unsafeRaw: lastNewsAt) >= \(bind: StoredTime.milliseconds(lastNews.lowerBound))
               AND \(unsafeRaw: lastNewsAt) < \(bind: StoredTime.milliseconds(lastNews.upperBound))
               AND COALESCE(refreshed_at, 0) < \(bind: StoredTime.milliseconds(notRefreshedSince))
-            ORDER BY \(unsafeRaw: lastNewsAt), COALESCE(refreshed_at, 0), store, id LIMIT \(bind: max(limit, 0))
+            ORDER BY COALESCE(refreshed_at, 0), \(unsafeRaw: lastNewsAt), store, id LIMIT \(bind: max(limit, 0))
             """
         ).map(purchase(from:))
     }
