@@ -30,7 +30,7 @@ public struct HostCPUTime: Sendable {
     }
 
     /// `cpu  user nice system idle iowait irq softirq steal [guest guest_nice]`.
-    public static func parse(statLine line: Substring) -> HostCPUTime? {
+    public static func parse(statLine line: String) -> HostCPUTime? {
         let fields = line.split(separator: " ")
         guard fields.first == "cpu", fields.count >= 9 else { return nil }
         let ticks = fields[1...8].compactMap { UInt64($0) }
@@ -38,13 +38,11 @@ public struct HostCPUTime: Sendable {
         return HostCPUTime(total: ticks.reduce(0, +), steal: ticks[7])
     }
 
-    public static func parse(statLine line: String) -> HostCPUTime? { parse(statLine: line[...]) }
-
-    /// The share of the machine's CPU time from `earlier` to `self` that the host stole, in percent.
+    /// The share of the machine's CPU time from `earlier` to `self` that the host stole, in percent
+    /// (0 when no tick passed, or `earlier` is not earlier).
     public func stealPercent(since earlier: HostCPUTime) -> Double {
-        let total = total &- earlier.total
-        guard total > 0, total < UInt64(Int64.max) else { return 0 }
-        return Double(steal &- earlier.steal) / Double(total) * 100
+        guard total > earlier.total, steal >= earlier.steal else { return 0 }
+        return Double(steal - earlier.steal) / Double(total - earlier.total) * 100
     }
 }
 
