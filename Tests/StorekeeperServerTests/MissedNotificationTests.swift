@@ -138,6 +138,45 @@ import Testing
         #expect(second[.refreshed] == 0)
     }
 
+    /// Two subscriptions the store never answers for stay overdue after each refresh; with a batch
+    /// of 2, one awaiting news (billing recovered, its notification lost) still gets its turn in the
+    /// first run: overdue first alone gave the whole batch to the two that never change.
+    @Test func subscriptionsAwaitingNewsGetPartOfABatchThatStuckOverdueOnesWouldFill() async throws {
+        var processing = ServerHarness.processing
+        processing.catchUp.refreshBatch = 2
+        try await ServerHarness.run(on: .sqlite, processing: processing) { h in
+            let appStore = h.simulator.appStore
+            let token = try await h.createCustomer("rita")
+            let retrying = try appStore.purchase(customer: "rita", product: "pro.monthly", appAccountToken: token)
+            try await h.settle()
+            try appStore.failBilling(retrying.originalTransactionId)
+            try await h.advance(days: 34)
+            #expect(try await h.entitlements("rita")["pro"]?.state == "billing_retry")
+            appStore.injectDeliveryFaults([.drop])
+            try appStore.recoverBilling(retrying.originalTransactionId)
+            try await h.advance(days: 0.01)
+            #expect(try await h.entitlements("rita")["pro"]?.active == false)
+
+            // Two subscriptions of the app the simulated App Store has never heard of, past their
+            // expiry: asked about, the store answers that it does not know them.
+            let now = h.simulator.clock.now()
+            try await h.storage.transaction { transaction in
+                for id in ["unknown-1", "unknown-2"] {
+                    try await transaction.savePurchase(
+                        Purchase(
+                            key: .appStore(id), app: AppID(SimulatedDeployment.bundleID), productID: "pro.monthly",
+                            kind: .subscription, environment: .sandbox, state: .active,
+                            expiresAt: now - 2 * ServerHarness.day, observedAt: now - 32 * ServerHarness.day))
+                }
+            }
+            var report = CatchUpReport()
+            try await h.application.recovery.refreshOverdueSubscriptions(&report)
+            #expect(report[.refreshed] == 1)
+            #expect(report[.failures] == 1)
+            #expect(try await h.entitlements("rita")["pro"]?.active == true)
+        }
+    }
+
     /// Subscriptions without access that wait on news: an App Store one in billing retry and a
     /// Google one on hold both recover, and a paused Google one is resumed, with each notification
     /// lost. Each is asked of its store once it has been silent for the refresh interval, and its

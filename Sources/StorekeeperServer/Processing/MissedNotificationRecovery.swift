@@ -64,7 +64,8 @@ public struct MissedNotificationRecovery: Sendable {
     /// retry, paused, pending) and heard nothing for `refreshInterval`, within `awaitingNewsWatch`
     /// of their last news (a recovery, resumption or completed payment went missing). Each kind
     /// comes least recently asked first: many stay due after being asked, and all of them must
-    /// come round when more are due than a run asks.
+    /// come round when more are due than a run asks. The kinds share the batch
+    /// (``shareBatch(_:overdue:awaitingNews:)``), so that neither waits behind the other.
     public func refreshOverdueSubscriptions(_ report: inout CatchUpReport) async throws {
         let now = clock.now()
         let settings = self.settings
@@ -72,16 +73,18 @@ public struct MissedNotificationRecovery: Sendable {
             let overdue = try await transaction.subscriptionsOverdue(
                 accessEndedBefore: now - settings.overdueAfter, notRefreshedSince: now - settings.refreshInterval,
                 limit: settings.refreshBatch)
-            var due = overdue.map { ($0, Self.overdue) }
             let silentSince = now - settings.refreshInterval
             let watchedSince = now - settings.awaitingNewsWatch
-            if due.count < settings.refreshBatch, watchedSince < silentSince {
-                let awaiting = try await transaction.subscriptionsAwaitingNews(
+            var awaiting: [Purchase] = []
+            if watchedSince < silentSince {
+                awaiting = try await transaction.subscriptionsAwaitingNews(
                     lastNews: watchedSince..<silentSince, notRefreshedSince: silentSince,
-                    limit: settings.refreshBatch - due.count)
-                due += awaiting.map { ($0, Self.awaitingNews) }
+                    limit: settings.refreshBatch)
             }
-            return due
+            let (overdueTaken, awaitingTaken) = Self.shareBatch(
+                settings.refreshBatch, overdue: overdue.count, awaitingNews: awaiting.count)
+            return overdue.prefix(overdueTaken).map { ($0, Self.overdue) }
+                + awaiting.prefix(awaitingTaken).map { ($0, Self.awaitingNews) }
         }
         let context = CatchUpContext(inbox: inbox, cursors: CatchUpCursors(storage: storage), settings: settings)
         let recorder = inbox.recorder
@@ -106,6 +109,15 @@ extension MissedNotificationRecovery {
     /// The refresh's word for why it asked, recorded as the change's event.
     static let overdue = "overdue"
     static let awaitingNews = "awaiting news"
+
+    /// How many of each kind a run of `batch` asks about, given how many of each are due (each
+    /// count at most `batch`): overdue ones first, but each kind gets half the batch (overdue the
+    /// odd one) when it has that many due. Overdue first alone left no room for those awaiting
+    /// news while a batch's worth stayed overdue (the store not answering for them).
+    static func shareBatch(_ batch: Int, overdue: Int, awaitingNews: Int) -> (overdue: Int, awaitingNews: Int) {
+        let overdueTaken = min(overdue, max(batch - awaitingNews, (batch + 1) / 2))
+        return (overdueTaken, min(awaitingNews, batch - overdueTaken))
+    }
 }
 
 /// How missed notifications are caught up (``MissedNotificationRecovery``).
