@@ -394,8 +394,9 @@ import Testing
     static let roundRobin = [["sub-1", "sub-2"], ["sub-3", "sub-4"], ["sub-5", "sub-1"], ["sub-2", "sub-3"]]
 
     /// Stores five Google subscriptions in `state` whose expiry and news lie 1 to 5 hours after the
-    /// epoch, then runs four refresh rounds 7 hours apart (the refresh interval is 6), each reading
-    /// `page` and marking what it found refreshed; returns each round's ids.
+    /// fixtures' base time, then runs four refresh rounds 7 hours apart from 100 hours after it (the
+    /// refresh interval is 6), each reading `page` and marking what it found refreshed; returns each
+    /// round's ids.
     func askInRounds(
         _ storage: any Storage, state: SubscriptionState,
         page: @escaping @Sendable (any StorageTransaction, Date) async throws -> [Purchase]
