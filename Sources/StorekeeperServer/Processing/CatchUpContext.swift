@@ -10,7 +10,7 @@ public enum CatchUpKind: String, Sendable, Hashable, CaseIterable {
     case history
     /// Known Google Play purchases whose void was applied from the voided purchases list.
     case voided
-    /// Overdue subscriptions whose state was fetched from their store.
+    /// Subscriptions overdue or awaiting news whose state was fetched from their store.
     case refreshed
     /// Steps or items that failed (logged; retried next run).
     case failures
