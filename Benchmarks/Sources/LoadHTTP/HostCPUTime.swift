@@ -51,3 +51,12 @@ public func stealPercent(since start: HostCPUTime?) -> Double? {
     guard let start, let end = HostCPUTime.now() else { return nil }
     return end.stealPercent(since: start)
 }
+
+/// `; the host stole <S> % of the CPU time meanwhile` for the steal from `start` to now, as the
+/// benchmarks end a phase's line with it; empty where the machine does not say.
+public func stolenMeanwhile(since start: HostCPUTime?) -> String {
+    guard let percent = stealPercent(since: start) else { return "" }
+    // One decimal, as the benchmarks print their other percentages (this module has no Foundation).
+    let tenths = Int((percent * 10).rounded())
+    return "; the host stole \(tenths / 10).\(tenths % 10) % of the CPU time meanwhile"
+}

@@ -55,14 +55,13 @@ say(
 // Context for the figures, not part of them: how steady the CPUs are while nothing else runs.
 let steadinessHost = HostCPUTime.now()
 let steadiness = CPUSteadiness.measure(seconds: 5)
-let steadinessSteal = stealPercent(since: steadinessHost)
+let steadinessSteal = stolenMeanwhile(since: steadinessHost)
 say(
     "CPU steadiness: over 5 s idle, \(steadiness.cores) cores each repeating a \(Int(steadiness.medianMicroseconds.rounded())) µs "
         + "unit of arithmetic: \(steadiness.slowWindows) of \(steadiness.windows) 20 ms windows took ≥ "
         + "\(CustomerRead.format(CPUSteadiness.slowFactor))× the median (\(steadiness.slowOnAllCores) on every core at once), "
         + "the slowest \(CustomerRead.format(steadiness.worst))×"
-        + (steadinessSteal.map { "; the host stole \(CustomerRead.formatPercent($0)) of the CPU time meanwhile" } ?? "")
-)
+        + steadinessSteal)
 var summaries: [String: String] = [:]
 var failed = false
 do {

@@ -175,12 +175,6 @@ func withInstances<Result: Sendable>(
 
 func format(_ value: Double) -> String { String(format: "%.2f", value) }
 
-/// The host's steal over a phase, as context for its rate (the ratio compares two phases, and the
-/// host may take more CPU time from one than from the other).
-func stolen(_ percent: Double?) -> String {
-    percent.map { String(format: "; the host stole %.1f %% of the CPU time meanwhile", $0) } ?? ""
-}
-
 struct IngestResult {
     var ingestRate: Double
     var verifyRate: Double
@@ -224,7 +218,7 @@ struct IngestRun {
         }
         let processedSeconds = seconds(ContinuousClock.now - ingestStart)
         let cpuSeconds = processCPUSeconds() - cpuStart
-        let ingestSteal = stealPercent(since: hostStart)
+        let ingestSteal = stolenMeanwhile(since: hostStart)
         let cpuPerNotification = cpuSeconds / Double(count) * 1e6
         // Below 100 %, ingest waited (for the writer, a sync, the next request) with a core free.
         let coresBusy = cpuSeconds / processedSeconds / Double(ProcessInfo.processInfo.activeProcessorCount) * 100
@@ -236,7 +230,7 @@ struct IngestRun {
                 + "processed after \(format(processedSeconds)) s (\(unfinishedAtDurable ?? 0) unfinished at the last 200); POST p50 \(format(p50)) ms; "
                 + "this process's CPU \(Int(cpuPerNotification)) µs per "
                 + "notification (the posting client's included), the cores \(Int(coresBusy)) % busy with it"
-                + stolen(ingestSteal))
+                + ingestSteal)
         try await timeView(of: customer)
         let passesAfter = try await timeVerifier(payloads, when: " after ingest")
         let verifySeconds = median(passesBefore + passesAfter)
@@ -280,7 +274,7 @@ struct IngestRun {
             "verifier alone\(when): passes at "
                 + passes.map { "\(Int(Double(payloads.count) / $0))/s" }.joined(separator: ", ")
                 + "; this process's CPU \(Int(cpuPerNotification)) µs per notification"
-                + stolen(stealPercent(since: hostStart)))
+                + stolenMeanwhile(since: hostStart))
         return passes
     }
 
