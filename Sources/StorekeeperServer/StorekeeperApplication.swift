@@ -165,6 +165,8 @@ public final class StorekeeperApplication: Sendable {
             lease: lease("webhook-delivery", every: deliveryInterval), logger: logger
         ) {
             try await webhooks.run()
+        } heldElsewhere: {
+            metrics.webhookDeliveryHeldElsewhere()
         }
         webhookDelivery = WebhookDeliveryService(job: deliveryJob, dispatcher: webhooks)
         webhookEndpoints = WebhookEndpointService(configured: configuration.webhooks, storage: storage, clock: clock)
@@ -190,6 +192,8 @@ public final class StorekeeperApplication: Sendable {
             metrics.caughtUp(report)
             let found: [String] = report.counts.map { kind, count in "\(kind.rawValue)=\(count)" }
             logger.debug("catch-up ran", metadata: ["found": .string(found.sorted().joined(separator: " "))])
+        } heldElsewhere: {
+            metrics.catchUpHeldElsewhere()
         }
     }
 

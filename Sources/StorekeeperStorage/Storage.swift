@@ -170,6 +170,9 @@ public protocol StorageTransaction: ConsoleQueries, OverviewRollupQueries, Senda
     /// asked about.
     func subscriptionsOverdue(accessEndedBefore cutoff: Date, notRefreshedSince: Date, limit: Int) async throws
         -> [Purchase]
+    /// How many ``subscriptionsOverdue(accessEndedBefore:notRefreshedSince:limit:)`` would list
+    /// without a limit.
+    func countSubscriptionsOverdue(accessEndedBefore cutoff: Date, notRefreshedSince: Date) async throws -> Int
     /// Subscriptions without access that wait on news from their store (in billing retry, paused or
     /// pending) whose last news (the later of their expiry and their observation) falls in
     /// `lastNews` and that were not refreshed since `notRefreshedSince`, least recently refreshed
@@ -178,6 +181,9 @@ public protocol StorageTransaction: ConsoleQueries, OverviewRollupQueries, Senda
     /// are pages of due ones, however many stay due after being asked about.
     func subscriptionsAwaitingNews(lastNews: Range<Date>, notRefreshedSince: Date, limit: Int) async throws
         -> [Purchase]
+    /// How many ``subscriptionsAwaitingNews(lastNews:notRefreshedSince:limit:)`` would list without
+    /// a limit.
+    func countSubscriptionsAwaitingNews(lastNews: Range<Date>, notRefreshedSince: Date) async throws -> Int
     /// Records that the purchase's state was just asked of its store.
     func markRefreshed(_ key: PurchaseKey, at date: Date) async throws
 

@@ -67,6 +67,7 @@ import Testing
             #expect(try await h.entitlements("max")["pro"]?.active == true)
             let metrics = try await h.text("/metrics")
             #expect(counted(metrics), "\(metrics)")
+            #expect(metrics.contains(#"storekeeper_refresh_due{kind="awaiting_news"} 0"#), "\(metrics)")
         }
     }
 
@@ -157,11 +158,11 @@ import Testing
             try await h.advance(days: 0.01)
             #expect(try await h.entitlements("rita")["pro"]?.active == false)
 
-            // Two subscriptions of the app the simulated App Store has never heard of, past their
+            // Three subscriptions of the app the simulated App Store has never heard of, past their
             // expiry: asked about, the store answers that it does not know them.
             let now = h.simulator.clock.now()
             try await h.storage.transaction { transaction in
-                for id in ["unknown-1", "unknown-2"] {
+                for id in ["unknown-1", "unknown-2", "unknown-3"] {
                     try await transaction.savePurchase(
                         Purchase(
                             key: .appStore(id), app: AppID(SimulatedDeployment.bundleID), productID: "pro.monthly",
@@ -174,6 +175,8 @@ import Testing
             #expect(report[.refreshed] == 1)
             #expect(report[.failures] == 1)
             #expect(try await h.entitlements("rita")["pro"]?.active == true)
+            // All that were due are counted, past the batch's page of them.
+            #expect(report.dueForRefresh == [.overdue: 3, .awaitingNews: 1])
         }
     }
 

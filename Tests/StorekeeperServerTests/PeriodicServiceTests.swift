@@ -15,12 +15,15 @@ import Testing
     @Test func aLeasedJobRunsOnOneInstanceAtATimeAndMovesWhenItsHolderStops() async throws {
         try await TemporaryStorage.withSQLite { storage in
             let runs = Mutex<[String]>([])
+            let skipped = Mutex<Set<String>>([])
             let logger = Logger(label: "test")
             func service(_ holder: String) -> PeriodicService {
                 let lease = JobLease(
                     name: "sweep", holder: holder, duration: 60, storage: storage, clock: SystemWallClock())
                 return PeriodicService("sweep", every: 0.02, lease: lease, logger: logger) {
                     runs.withLock { $0.append(holder) }
+                } heldElsewhere: {
+                    skipped.withLock { _ = $0.insert(holder) }
                 }
             }
             // Each instance in a service group of its own, stopped the way `serve` stops it.
@@ -33,6 +36,8 @@ import Testing
             let second = Task { try await secondGroup.run() }
             try await Task.sleep(for: .milliseconds(300))
             #expect(runs.withLock { Set($0) } == ["first"])
+            // The other instance's skipped rounds say so (it drops the job's gauges then).
+            #expect(skipped.withLock { $0 } == ["second"])
             // The holder shuts down (and gives the lease up): the other instance takes the job over.
             await firstGroup.triggerGracefulShutdown()
             _ = await first.result

@@ -61,6 +61,17 @@ import Testing
                     lastNews: (now - 60 * 86_400)..<(now - 6 * 3600), notRefreshedSince: now - 6 * 3600, limit: 100)
             }
             expect(awaitingNews, uses: "purchases_awaiting_news", sorted: true, backend)
+            // Their counts (the refresh's due gauges) read the same index ranges, unsorted.
+            let overdueCount = try await plan(of: storage, backend) {
+                _ = try await $0.countSubscriptionsOverdue(
+                    accessEndedBefore: now - 3600, notRefreshedSince: now - 6 * 3600)
+            }
+            expect(overdueCount, uses: "purchases_overdue", sorted: false, backend)
+            let awaitingNewsCount = try await plan(of: storage, backend) {
+                _ = try await $0.countSubscriptionsAwaitingNews(
+                    lastNews: (now - 60 * 86_400)..<(now - 6 * 3600), notRefreshedSince: now - 6 * 3600)
+            }
+            expect(awaitingNewsCount, uses: "purchases_awaiting_news", sorted: false, backend)
             if backend == .postgresql {
                 #expect(
                     awaitingNews.split(separator: "\n").contains {

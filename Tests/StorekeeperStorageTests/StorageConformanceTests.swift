@@ -286,6 +286,10 @@ import Testing
                 try await transaction.subscriptionsOverdue(accessEndedBefore: now, notRefreshedSince: now, limit: 10)
             }
             #expect(overdue.map(\.key.id) == ["active-late", "canceled-later", "grace-over"])
+            let overdueCount = try await storage.transaction { transaction async throws in
+                try await transaction.countSubscriptionsOverdue(accessEndedBefore: now, notRefreshedSince: now)
+            }
+            #expect(overdueCount == 3)
             let firstOnly = try await storage.transaction { transaction async throws in
                 try await transaction.subscriptionsOverdue(accessEndedBefore: now, notRefreshedSince: now, limit: 1)
             }
@@ -301,6 +305,10 @@ import Testing
                 try await transaction.subscriptionsOverdue(accessEndedBefore: now, notRefreshedSince: now, limit: 10)
             }
             #expect(afterRefresh.map(\.key.id) == ["canceled-later", "grace-over"])
+            let countAfterRefresh = try await storage.transaction { transaction async throws in
+                try await transaction.countSubscriptionsOverdue(accessEndedBefore: now, notRefreshedSince: now)
+            }
+            #expect(countAfterRefresh == 2)
             let later = try await storage.transaction { transaction async throws in
                 try await transaction.subscriptionsOverdue(
                     accessEndedBefore: now, notRefreshedSince: at(101 * hour), limit: 10)
@@ -361,8 +369,15 @@ import Testing
                         limit: limit)
                 }.map(\.key.id)
             }
+            func awaitingCount(notRefreshedSince: Int64 = 90 * hour) async throws -> Int {
+                try await storage.transaction { transaction async throws in
+                    try await transaction.countSubscriptionsAwaitingNews(
+                        lastNews: at(10 * hour)..<at(90 * hour), notRefreshedSince: at(notRefreshedSince))
+                }
+            }
             #expect(try await awaiting() == ["retry-old", "paused", "pending"])
             #expect(try await awaiting(limit: 2) == ["retry-old", "paused"])
+            #expect(try await awaitingCount() == 3)
 
             // Refreshed: skipped until the refresh interval has passed; a later save keeps the mark.
             try await storage.transaction { transaction async throws in
@@ -370,8 +385,10 @@ import Testing
                 try await transaction.savePurchase(purchases[1])
             }
             #expect(try await awaiting() == ["retry-old", "pending"])
+            #expect(try await awaitingCount() == 2)
             // Due again, it comes after those never asked about, whatever its silence.
             #expect(try await awaiting(notRefreshedSince: 100 * hour) == ["retry-old", "pending", "paused"])
+            #expect(try await awaitingCount(notRefreshedSince: 100 * hour) == 3)
         }
     }
 

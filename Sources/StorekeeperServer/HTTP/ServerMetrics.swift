@@ -1,12 +1,15 @@
 import CoreMetrics
 import Prometheus
 import Storekeeper
+import Synchronization
 
 /// The server's metrics, kept in its own Prometheus registry (no global bootstrap, so several
 /// servers can live in one process, as tests need) and served at /metrics.
 final class ServerMetrics: Sendable {
     let registry = PrometheusCollectorRegistry()
     private let factory: PrometheusMetricsFactory
+    /// The endpoints with a lag gauge.
+    private let lagEndpoints = Mutex<Set<String>>([])
 
     init() {
         factory = PrometheusMetricsFactory(registry: registry)
@@ -47,12 +50,27 @@ final class ServerMetrics: Sendable {
         Counter(label: "storekeeper_processing_batches_split_total", factory: factory).increment()
     }
 
-    /// What a catch-up run recovered, by kind.
+    /// What a catch-up run recovered, by kind, and how many subscriptions its refresh found due.
     func caughtUp(_ report: CatchUpReport) {
         for kind in CatchUpKind.allCases where report[kind] > 0 {
             Counter(label: "storekeeper_catch_up_total", dimensions: [("kind", kind.rawValue)], factory: factory)
                 .increment(by: report[kind])
         }
+        if let due = report.dueForRefresh {
+            for reason in RefreshReason.allCases { refreshDueGauge(reason).record(due[reason] ?? 0) }
+        } else {
+            catchUpHeldElsewhere()
+        }
+    }
+
+    /// The catch-up ran on another instance, or its refresh did not count what is due: the due
+    /// gauges are dropped rather than left at a count this instance no longer keeps up to date.
+    func catchUpHeldElsewhere() {
+        for reason in RefreshReason.allCases { refreshDueGauge(reason).destroy() }
+    }
+
+    private func refreshDueGauge(_ reason: RefreshReason) -> CoreMetrics.Gauge {
+        Gauge(label: "storekeeper_refresh_due", dimensions: [("kind", reason.rawValue)], factory: factory)
     }
 
     /// How a refund consumption request was settled: sent, skipped (by reason), failed or expired.
@@ -98,8 +116,22 @@ final class ServerMetrics: Sendable {
 
     /// How long the oldest event still waiting for `endpoint` has waited (0: none waits).
     func webhookLag(endpoint: String, seconds: Double) {
+        lagEndpoints.withLock { _ = $0.insert(endpoint) }
+        webhookLagGauge(endpoint).record(seconds)
+    }
+
+    /// Webhook delivery ran on another instance: the lag gauges are dropped rather than left at
+    /// what this instance last saw.
+    func webhookDeliveryHeldElsewhere() {
+        let endpoints = lagEndpoints.withLock { endpoints in
+            defer { endpoints = [] }
+            return endpoints
+        }
+        for endpoint in endpoints { webhookLagGauge(endpoint).destroy() }
+    }
+
+    private func webhookLagGauge(_ endpoint: String) -> CoreMetrics.Gauge {
         Gauge(label: "storekeeper_webhook_lag_seconds", dimensions: [("endpoint", endpoint)], factory: factory)
-            .record(seconds)
     }
 
     /// Rows pruned past their retention, by table (`events`, `webhook_attempts`).

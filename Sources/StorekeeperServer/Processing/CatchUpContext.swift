@@ -22,6 +22,10 @@ public struct CatchUpReport: Sendable, Hashable {
     /// Items skipped for a reason that may pass (the store unreachable, refusing or out of quota),
     /// so that a step leaves its cursor where it was (``CatchUpContext/eachItem(_:_:_:)``).
     public private(set) var itemsToReadAgain = 0
+    /// How many subscriptions were due for the overdue refresh when it ran, by why (nil if it did
+    /// not get as far as counting them). More than `refreshBatch` in all: the rest wait for later
+    /// runs.
+    public internal(set) var dueForRefresh: [RefreshReason: Int]?
 
     public init() {}
 

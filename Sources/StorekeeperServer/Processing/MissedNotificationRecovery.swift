@@ -69,22 +69,48 @@ public struct MissedNotificationRecovery: Sendable {
     public func refreshOverdueSubscriptions(_ report: inout CatchUpReport) async throws {
         let now = clock.now()
         let settings = self.settings
-        let due = try await storage.transaction { transaction in
-            let overdue = try await transaction.subscriptionsOverdue(
-                accessEndedBefore: now - settings.overdueAfter, notRefreshedSince: now - settings.refreshInterval,
-                limit: settings.refreshBatch)
+        let (due, counts) = try await storage.transaction { transaction in
+            let accessEndedBefore = now - settings.overdueAfter
             let silentSince = now - settings.refreshInterval
+            let overdue = try await transaction.subscriptionsOverdue(
+                accessEndedBefore: accessEndedBefore, notRefreshedSince: silentSince, limit: settings.refreshBatch)
+            // Counted only when a page is full: a shorter page is all there is.
+            var counts: [RefreshReason: Int] = [.overdue: overdue.count, .awaitingNews: 0]
+            if overdue.count == settings.refreshBatch {
+                counts[.overdue] = try await transaction.countSubscriptionsOverdue(
+                    accessEndedBefore: accessEndedBefore, notRefreshedSince: silentSince)
+            }
             let watchedSince = now - settings.awaitingNewsWatch
             var awaiting: [Purchase] = []
             if watchedSince < silentSince {
                 awaiting = try await transaction.subscriptionsAwaitingNews(
                     lastNews: watchedSince..<silentSince, notRefreshedSince: silentSince,
                     limit: settings.refreshBatch)
+                counts[.awaitingNews] = awaiting.count
+                if awaiting.count == settings.refreshBatch {
+                    counts[.awaitingNews] = try await transaction.countSubscriptionsAwaitingNews(
+                        lastNews: watchedSince..<silentSince, notRefreshedSince: silentSince)
+                }
             }
             let (overdueTaken, awaitingTaken) = Self.shareBatch(
                 settings.refreshBatch, overdue: overdue.count, awaitingNews: awaiting.count)
-            return overdue.prefix(overdueTaken).map { ($0, Self.overdue) }
-                + awaiting.prefix(awaitingTaken).map { ($0, Self.awaitingNews) }
+            let due =
+                overdue.prefix(overdueTaken).map { ($0, RefreshReason.overdue) }
+                + awaiting.prefix(awaitingTaken).map { ($0, RefreshReason.awaitingNews) }
+            return (due, counts)
+        }
+        report.dueForRefresh = counts
+        let dueInAll = counts.values.reduce(0, +)
+        if dueInAll > settings.refreshBatch {
+            logger.notice(
+                """
+                more subscriptions are due for a refresh than one catch-up run asks about: the rest wait for later \
+                runs; if this persists, raise processing.catchUp.refreshBatch
+                """,
+                metadata: [
+                    "overdue": "\(counts[.overdue] ?? 0)", "awaitingNews": "\(counts[.awaitingNews] ?? 0)",
+                    "refreshBatch": "\(settings.refreshBatch)",
+                ])
         }
         let context = CatchUpContext(inbox: inbox, cursors: CatchUpCursors(storage: storage), settings: settings)
         let recorder = inbox.recorder
@@ -96,7 +122,7 @@ public struct MissedNotificationRecovery: Sendable {
             }
             let fact = answer ?? nil
             if answer != nil { report.count(.refreshed) }
-            let cause = ChangeCause(source: .refresh, event: reason, reference: purchase.key.id)
+            let cause = ChangeCause(source: .refresh, event: reason.event, reference: purchase.key.id)
             try await storage.transaction { [fact] transaction in
                 if let fact { _ = try await recorder.record(fact, cause: cause, in: transaction) }
                 try await transaction.markRefreshed(purchase.key, at: now)
@@ -105,11 +131,26 @@ public struct MissedNotificationRecovery: Sendable {
     }
 }
 
-extension MissedNotificationRecovery {
-    /// The refresh's word for why it asked, recorded as the change's event.
-    static let overdue = "overdue"
-    static let awaitingNews = "awaiting news"
+/// Why the overdue refresh asks a store about a subscription (also the `kind` label of
+/// `storekeeper_refresh_due`).
+public enum RefreshReason: String, Sendable, Hashable, CaseIterable {
+    /// Still granting access past its end (plus `overdueAfter`): a renewal or expiry notification
+    /// went missing.
+    case overdue
+    /// Without access and waiting on news (billing retry, paused, pending), silent for
+    /// `refreshInterval`: a recovery, resumption or completed payment went missing.
+    case awaitingNews = "awaiting_news"
 
+    /// The refresh's word for why it asked, recorded as the change's event.
+    var event: String {
+        switch self {
+        case .overdue: "overdue"
+        case .awaitingNews: "awaiting news"
+        }
+    }
+}
+
+extension MissedNotificationRecovery {
     /// How many of each kind a run of `batch` asks about, given how many of each are due (each
     /// count at most `batch`): overdue ones first, but each kind gets half the batch (overdue the
     /// odd one) when it has that many due. Overdue first alone left no room for those awaiting

@@ -16,16 +16,20 @@ final class PeriodicService: Service, Sendable {
     let lease: JobLease?
     let logger: Logger
     let job: @Sendable () async throws -> Void
+    /// Called after each round skipped because another instance holds the lease: what the job
+    /// reports (its gauges) is that instance's to report now.
+    let heldElsewhere: @Sendable () -> Void
 
     init(
         _ name: String, every interval: Double, enabled: Bool = true, lease: JobLease? = nil, logger: Logger,
-        job: @escaping @Sendable () async throws -> Void
+        job: @escaping @Sendable () async throws -> Void, heldElsewhere: @escaping @Sendable () -> Void = {}
     ) {
         self.name = name
         self.interval = interval
         self.enabled = enabled
         self.lease = lease
         self.logger = logger
+        self.heldElsewhere = heldElsewhere
         self.job = job
     }
 
@@ -42,7 +46,7 @@ final class PeriodicService: Service, Sendable {
                     try await StoreCallOrigin.$job.withValue(name) { try await job() }
                 }
                 if let lease {
-                    try await lease.runIfHeld(round)
+                    if try await !lease.runIfHeld(round) { heldElsewhere() }
                 } else {
                     try await round()
                 }

@@ -342,46 +342,78 @@ struct SQLStorageTransaction: StorageTransaction {
     func subscriptionsOverdue(accessEndedBefore cutoff: Date, notRefreshedSince: Date, limit: Int) async throws
         -> [Purchase]
     {
-        // The expression, kind and states are those of the partial index `purchases_overdue`
-        // (migration 6), written literally so that both planners match them to it: the query
-        // reads the overdue ones alone from the index, whatever else is stored, and asks the least
-        // recently asked first: one the store does not answer for stays overdue, and an order by
-        // how long overdue alone asked about the same page each time it fell due again.
-        let accessEnd = """
-            CASE WHEN state = 'grace_period' THEN COALESCE(grace_period_expires_at, expires_at) ELSE expires_at END
-            """
-        return try await rows(
+        // Least recently asked first: one the store does not answer for stays overdue, and an order
+        // by how long overdue alone asked about the same page each time it fell due again.
+        try await rows(
             """
             SELECT \(unsafeRaw: Self.purchaseColumns) FROM purchases
-            WHERE kind = 'subscription' AND state IN ('active', 'canceled', 'grace_period') AND expires_at IS NOT NULL
-              AND \(unsafeRaw: accessEnd) < \(bind: StoredTime.milliseconds(cutoff))
-              AND (refreshed_at IS NULL OR refreshed_at < \(bind: StoredTime.milliseconds(notRefreshedSince)))
-            ORDER BY COALESCE(refreshed_at, 0), \(unsafeRaw: accessEnd), store, id LIMIT \(bind: max(limit, 0))
+            WHERE \(overdue(accessEndedBefore: cutoff, notRefreshedSince: notRefreshedSince))
+            ORDER BY COALESCE(refreshed_at, 0), \(unsafeRaw: Self.accessEnd), store, id LIMIT \(bind: max(limit, 0))
             """
         ).map(purchase(from:))
+    }
+
+    func countSubscriptionsOverdue(accessEndedBefore cutoff: Date, notRefreshedSince: Date) async throws -> Int {
+        try await countPurchases(where: overdue(accessEndedBefore: cutoff, notRefreshedSince: notRefreshedSince))
+    }
+
+    private func countPurchases(where condition: SQLQueryString) async throws -> Int {
+        guard let row = try await selectOne("SELECT COUNT(*) AS count FROM purchases WHERE \(condition)") else {
+            return 0
+        }
+        return try RowReader(row: row, table: "purchases").int("count")
+    }
+
+    /// When a subscription's access ends: its grace expiry in grace, its expiry otherwise.
+    private static let accessEnd = """
+        CASE WHEN state = 'grace_period' THEN COALESCE(grace_period_expires_at, expires_at) ELSE expires_at END
+        """
+
+    /// The overdue ones, for their page and their count. The expression, kind and states are those
+    /// of the partial index `purchases_overdue` (migration 6), written literally so that both
+    /// planners match them to it: only the overdue ones are read from the index, whatever else is
+    /// stored.
+    private func overdue(accessEndedBefore cutoff: Date, notRefreshedSince: Date) -> SQLQueryString {
+        """
+        kind = 'subscription' AND state IN ('active', 'canceled', 'grace_period') AND expires_at IS NOT NULL
+          AND \(unsafeRaw: Self.accessEnd) < \(bind: StoredTime.milliseconds(cutoff))
+          AND (refreshed_at IS NULL OR refreshed_at < \(bind: StoredTime.milliseconds(notRefreshedSince)))
+        """
     }
 
     func subscriptionsAwaitingNews(lastNews: Range<Date>, notRefreshedSince: Date, limit: Int) async throws
         -> [Purchase]
     {
-        // The expressions, kind and states are those of the partial index
-        // `purchases_awaiting_news` (migration 20): the range bounds its first column and the
-        // refreshed-since condition is read from its second, so only the due ones are read.
         // Least recently asked first: one asked about usually stays in its state, and an order by
         // silence alone asked about the same oldest page each time it fell due again, never
         // reaching the rest once more were due than `limit` per refresh interval. The sort costs
         // what is due (docs/storage.md has the figures).
-        let lastNewsAt = flavor.subscriptionLastNews
-        return try await rows(
+        try await rows(
             """
             SELECT \(unsafeRaw: Self.purchaseColumns) FROM purchases
-            WHERE \(unsafeRaw: Migration.awaitingNewsCondition)
+            WHERE \(awaitingNews(lastNews: lastNews, notRefreshedSince: notRefreshedSince))
+            ORDER BY COALESCE(refreshed_at, 0), \(unsafeRaw: flavor.subscriptionLastNews), store, id \
+            LIMIT \(bind: max(limit, 0))
+            """
+        ).map(purchase(from:))
+    }
+
+    func countSubscriptionsAwaitingNews(lastNews: Range<Date>, notRefreshedSince: Date) async throws -> Int {
+        try await countPurchases(where: awaitingNews(lastNews: lastNews, notRefreshedSince: notRefreshedSince))
+    }
+
+    /// The ones awaiting news, for their page and their count. The expressions, kind and states are
+    /// those of the partial index `purchases_awaiting_news` (migration 20): the range bounds its
+    /// first column and the refreshed-since condition is read from its second, so only the due ones
+    /// are read.
+    private func awaitingNews(lastNews: Range<Date>, notRefreshedSince: Date) -> SQLQueryString {
+        let lastNewsAt = flavor.subscriptionLastNews
+        return """
+            \(unsafeRaw: Migration.awaitingNewsCondition)
               AND \(unsafeRaw: lastNewsAt) >= \(bind: StoredTime.milliseconds(lastNews.lowerBound))
               AND \(unsafeRaw: lastNewsAt) < \(bind: StoredTime.milliseconds(lastNews.upperBound))
               AND COALESCE(refreshed_at, 0) < \(bind: StoredTime.milliseconds(notRefreshedSince))
-            ORDER BY COALESCE(refreshed_at, 0), \(unsafeRaw: lastNewsAt), store, id LIMIT \(bind: max(limit, 0))
             """
-        ).map(purchase(from:))
     }
 
     func markRefreshed(_ key: PurchaseKey, at date: Date) async throws {

@@ -1,0 +1,48 @@
+import Testing
+
+@testable import StorekeeperServer
+
+/// The gauges a leased job sets are shown by the instance that ran it, and dropped by one whose
+/// rounds another instance now runs, rather than left at what it last saw.
+@Suite struct ServerMetricsTests {
+    @Test func theRefreshDueGaugesShowTheLastRunUntilTheCatchUpRunsElsewhere() {
+        let metrics = ServerMetrics()
+        var report = CatchUpReport()
+        report.dueForRefresh = [.overdue: 250, .awaitingNews: 3]
+        metrics.caughtUp(report)
+        #expect(
+            gauges(metrics, "storekeeper_refresh_due") == [#"{kind="awaiting_news"} 3.0"#, #"{kind="overdue"} 250.0"#])
+
+        metrics.catchUpHeldElsewhere()
+        #expect(gauges(metrics, "storekeeper_refresh_due") == [])
+
+        // Back on this instance, then a run whose refresh failed before it counted: not known.
+        metrics.caughtUp(report)
+        #expect(gauges(metrics, "storekeeper_refresh_due").count == 2)
+        metrics.caughtUp(CatchUpReport())
+        #expect(gauges(metrics, "storekeeper_refresh_due") == [])
+    }
+
+    @Test func theWebhookLagGaugesAreDroppedWhenDeliveryRunsElsewhere() {
+        let metrics = ServerMetrics()
+        metrics.webhookLag(endpoint: "backend", seconds: 42)
+        metrics.webhookLag(endpoint: "analytics", seconds: 0)
+        #expect(
+            gauges(metrics, "storekeeper_webhook_lag_seconds") == [
+                #"{endpoint="analytics"} 0.0"#, #"{endpoint="backend"} 42.0"#,
+            ])
+
+        metrics.webhookDeliveryHeldElsewhere()
+        #expect(gauges(metrics, "storekeeper_webhook_lag_seconds") == [])
+        metrics.webhookLag(endpoint: "backend", seconds: 1)
+        #expect(gauges(metrics, "storekeeper_webhook_lag_seconds") == [#"{endpoint="backend"} 1.0"#])
+    }
+
+    /// The samples of `name` in the exposition, without the name, sorted.
+    private func gauges(_ metrics: ServerMetrics, _ name: String) -> [String] {
+        metrics.exposition().split(separator: "\n")
+            .filter { $0.hasPrefix(name + "{") }
+            .map { String($0.dropFirst(name.count)) }
+            .sorted()
+    }
+}
