@@ -34,9 +34,10 @@ import Testing
             let first = Task { try await firstGroup.run() }
             try await waitUntil { runs.withLock { !$0.isEmpty } }
             let second = Task { try await secondGroup.run() }
+            // The other instance's skipped rounds say so (it drops the job's gauges then).
+            try await waitUntil { skipped.withLock { $0.contains("second") } }
             try await Task.sleep(for: .milliseconds(300))
             #expect(runs.withLock { Set($0) } == ["first"])
-            // The other instance's skipped rounds say so (it drops the job's gauges then).
             #expect(skipped.withLock { $0 } == ["second"])
             // The holder shuts down (and gives the lease up): the other instance takes the job over.
             await firstGroup.triggerGracefulShutdown()
