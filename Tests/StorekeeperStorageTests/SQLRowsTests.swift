@@ -62,6 +62,32 @@ import Testing
         }
     }
 
+    /// On SQLite the rows' placeholders are `?` without a number, among SQLKit's numbered ones:
+    /// a value bound before the rows and one bound after still name their own values.
+    @Test(arguments: StorageBackend.available)
+    func valuesBoundAroundTheRowsKeepTheirPlaces(backend: StorageBackend) async throws {
+        try await TestDatabase.withFresh(backend) { storage, _ async throws in
+            let read = try await storage.transaction { transaction async throws -> [String] in
+                let sql = try #require(transaction as? SQLStorageTransaction)
+                let (flavor, database) = (sql.flavor, sql.database)
+                try await database.raw("CREATE TABLE around (seq BIGINT PRIMARY KEY, t TEXT NOT NULL)").run()
+                try await database.raw("INSERT INTO around VALUES (1, 'a'), (2, 'b')").run()
+                let rows = SQLRows(columnCount: 2, [(2, "x"), (3, "c")]) { [.integer($0.0), .text($0.1)] }
+                try await database.raw(
+                    """
+                    WITH before AS (SELECT CAST(\(bind: "before") AS TEXT) AS value)
+                    INSERT INTO around (seq, t) \(rows.source(flavor))
+                    ON CONFLICT (seq) DO UPDATE SET t = \(bind: "after")
+                    """
+                ).run()
+                return try await database.raw("SELECT seq, t FROM around ORDER BY seq").all().map {
+                    "\(try $0.decode(column: "seq", as: Int.self))\(try $0.decode(column: "t", as: String.self))"
+                }
+            }
+            #expect(read == ["1a", "2after", "3c"])
+        }
+    }
+
     @Test(arguments: StorageBackend.available)
     func keysSelectWhatTheyName(backend: StorageBackend) async throws {
         try await TestDatabase.withFresh(backend) { storage, _ async throws in

@@ -67,15 +67,6 @@ enum SQLFlavor: String, Sendable {
         }
     }
 
-    /// A bound BLOB/BYTEA value. An empty buffer bound as NULL (as SQLiteNIO did) still gets an explicit
-    /// empty-blob fallback.
-    func blob(_ value: Data) -> SQLQueryString {
-        switch self {
-        case .sqlite: "COALESCE(\(bind: value), X'')"
-        case .postgresql: "\(bind: value)"
-        }
-    }
-
     /// A multi-row statement's rows, split into statements. SQLite compiles each distinct text
     /// once and keeps it (``SQLiteHandle``), so there the rows go in power-of-two runs (42 rows as
     /// 32 + 8 + 2): a few texts per table instead of one per batch size, which had the writer's

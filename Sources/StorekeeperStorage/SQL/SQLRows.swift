@@ -1,6 +1,8 @@
 import Foundation
+import NIOCore
 import SQLKit
 import SQLiteNIO
+import Synchronization
 
 /// The rows of a multi-row `INSERT`, written as each backend takes them best.
 ///
@@ -53,20 +55,7 @@ struct SQLRows: Sendable {
     func source(_ flavor: SQLFlavor, ordered: Bool = true) -> SQLQueryString {
         switch flavor {
         case .sqlite:
-            // Appended into one string: a string per value, joined, allocated an array per value on
-            // the writer's thread (SQLite ingest slower than before arrays in 5 of 6 runs).
-            var values = SQLQueryString(
-                literalCapacity: rows.count * (columnCount + 1) + 1, interpolationCount: rows.count * columnCount)
-            values.appendLiteral("VALUES ")
-            for (index, row) in rows.enumerated() {
-                values.appendLiteral(index == 0 ? "(" : ", (")
-                for (column, value) in row.enumerated() {
-                    if column > 0 { values.appendLiteral(", ") }
-                    value.appendSQLiteBind(to: &values, flavor)
-                }
-                values.appendLiteral(")")
-            }
-            return values
+            return "\(SQLiteValues(rows: rows))"
         case .postgresql:
             let names = (1...columnCount).map { "c\($0)" }
             let arrays = (0..<columnCount).map { column -> SQLQueryString in
@@ -88,24 +77,58 @@ struct SQLRows: Sendable {
     }
 }
 
-extension SQLRows.Value {
-    /// A value bound as itself, `nil` as `SQLiteData.null`: ``SQLiteHandleDatabase`` takes both by
-    /// their type, where an optional would go through SQLiteKit's `Encoder`.
-    fileprivate func appendSQLiteBind(to query: inout SQLQueryString, _ flavor: SQLFlavor) {
-        switch self {
-        case .text(let value): query.appendSQLiteBind(value)
-        case .integer(let value): query.appendSQLiteBind(value)
-        case .double(let value): query.appendSQLiteBind(value)
-        case .boolean(let value): query.appendSQLiteBind(value)
-        case .blob(let value?): query.appendInterpolation(flavor.blob(value))
-        case .blob(nil): query.appendLiteral("NULL")
+/// `VALUES (?, …), (…), …` on SQLite, each value bound as itself (`nil` as `SQLiteData.null`),
+/// which ``SQLiteHandleDatabase`` takes by its type, where an optional would go through SQLiteKit's
+/// `Encoder` (a `Data` as a blob, which ``SQLiteHandle`` binds as a blob even when empty).
+///
+/// Written here rather than as an `SQLQueryString` with a `\(bind:)` per value: SQLKit boxes each
+/// such bind as an expression (a heap allocation each), has the dialect make each placeholder as
+/// another, and writes the text value by value, while the multi-row inserts bind about a hundred
+/// values per notification: SQLKit's serialization was 8 % of the SQLite writer's thread in the
+/// ingest benchmark (Benchmarks/README.md). Here the text depends only on the numbers of rows and
+/// columns, and is made once for each. Its `?`s take the numbers after those before them, as
+/// SQLite numbers a `?` without one (one greater than the largest so far), so the placeholders SQLKit
+/// writes around them (`?N`, N the bind's position) still name the right values.
+private struct SQLiteValues: SQLExpression {
+    let rows: [[SQLRows.Value]]
+
+    func serialize(to serializer: inout SQLSerializer) {
+        guard let columns = rows.first?.count else { return }
+        serializer.write(Self.text(rows: rows.count, columns: columns))
+        serializer.binds.reserveCapacity(serializer.binds.count + rows.count * columns)
+        for row in rows {
+            for value in row {
+                // As themselves (an existential holds them inline), not as `SQLiteData` (boxed).
+                switch value {
+                case .text(let text?): serializer.binds.append(text)
+                case .integer(let integer?): serializer.binds.append(Int(integer))
+                case .double(let double?): serializer.binds.append(double)
+                case .boolean(let boolean?): serializer.binds.append(boolean)
+                case .blob(let data?): serializer.binds.append(data)
+                case .text(nil), .integer(nil), .double(nil), .boolean(nil), .blob(nil):
+                    serializer.binds.append(SQLiteData.null)
+                }
+            }
         }
     }
-}
 
-extension SQLQueryString {
-    fileprivate mutating func appendSQLiteBind(_ value: (some Encodable & Sendable)?) {
-        if let value { appendInterpolation(bind: value) } else { appendInterpolation(bind: SQLiteData.null) }
+    private struct Shape: Hashable {
+        let rows: Int
+        let columns: Int
+    }
+
+    /// The texts made so far; the statement chunks' power-of-two row counts keep them few, and
+    /// past `keptTexts` shapes the rest are made each time.
+    private static let texts = Mutex<[Shape: String]>([:])
+    private static let keptTexts = 512
+
+    private static func text(rows: Int, columns: Int) -> String {
+        let shape = Shape(rows: rows, columns: columns)
+        if let text = texts.withLock({ $0[shape] }) { return text }
+        let row = "(" + repeatElement("?", count: columns).joined(separator: ", ") + ")"
+        let text = "VALUES " + repeatElement(row, count: rows).joined(separator: ", ")
+        texts.withLock { if $0.count < keptTexts { $0[shape] = text } }
+        return text
     }
 }
 
