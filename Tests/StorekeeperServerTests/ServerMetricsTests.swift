@@ -36,6 +36,11 @@ import Testing
         #expect(gauges(metrics, "storekeeper_webhook_lag_seconds") == [])
         metrics.webhookLag(endpoint: "backend", seconds: 1)
         #expect(gauges(metrics, "storekeeper_webhook_lag_seconds") == [#"{endpoint="backend"} 1.0"#])
+
+        // An endpoint deleted or disabled: its gauge goes, the others stay.
+        metrics.webhookLag(endpoint: "analytics", seconds: 2)
+        metrics.webhookLag(keepingOnly: ["analytics"])
+        #expect(gauges(metrics, "storekeeper_webhook_lag_seconds") == [#"{endpoint="analytics"} 2.0"#])
     }
 
     /// The samples of `name` in the exposition, without the name, sorted.

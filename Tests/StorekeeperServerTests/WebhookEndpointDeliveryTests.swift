@@ -83,7 +83,9 @@ import Testing
                 #expect(logStatus == 200)
                 #expect((log["deliveries"] as? [[String: Any]])?.count == receiver.acceptedOnce.count)
 
-                // Deleted: nothing more is sent.
+                #expect(try await h.text("/metrics").contains(#"storekeeper_webhook_lag_seconds{endpoint="api-hook"}"#))
+
+                // Deleted: nothing more is sent, and its lag is no longer shown.
                 let (deleted, _) = try await h.request(.DELETE, "/v1/webhooks/api-hook")
                 #expect(deleted == 204)
                 let count = receiver.received.count
@@ -92,6 +94,8 @@ import Testing
                 let round = try await h.application.webhooks.run()
                 #expect(round.queued == 0 && round.delivered == 0)
                 #expect(receiver.received.count == count)
+                #expect(
+                    !(try await h.text("/metrics").contains(#"storekeeper_webhook_lag_seconds{endpoint="api-hook"}"#)))
             }
         }
     }

@@ -104,6 +104,7 @@ public final class WebhookDispatcher: Sendable {
             endpoints = current
             if !more { break }
         }
+        metrics?.webhookLag(keepingOnly: Set(endpoints.map(\.name)))
         for endpoint in endpoints {
             try await deliverDue(to: endpoint, round: &round)
         }

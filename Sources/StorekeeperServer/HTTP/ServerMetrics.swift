@@ -120,14 +120,20 @@ final class ServerMetrics: Sendable {
         webhookLagGauge(endpoint).record(seconds)
     }
 
-    /// Webhook delivery ran on another instance: the lag gauges are dropped rather than left at
-    /// what this instance last saw.
-    func webhookDeliveryHeldElsewhere() {
-        let endpoints = lagEndpoints.withLock { endpoints in
-            defer { endpoints = [] }
-            return endpoints
+    /// Drops the lag gauges of endpoints other than `endpoints` (deleted or disabled ones), rather
+    /// than leave them at what was last seen.
+    func webhookLag(keepingOnly endpoints: Set<String>) {
+        let dropped = lagEndpoints.withLock { kept in
+            let dropped = kept.subtracting(endpoints)
+            kept.subtract(dropped)
+            return dropped
         }
-        for endpoint in endpoints { webhookLagGauge(endpoint).destroy() }
+        for endpoint in dropped { webhookLagGauge(endpoint).destroy() }
+    }
+
+    /// Webhook delivery ran on another instance: the lag gauges are that instance's to show.
+    func webhookDeliveryHeldElsewhere() {
+        webhookLag(keepingOnly: [])
     }
 
     private func webhookLagGauge(_ endpoint: String) -> CoreMetrics.Gauge {
