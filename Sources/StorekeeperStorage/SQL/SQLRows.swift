@@ -1,5 +1,4 @@
 import Foundation
-import NIOCore
 import SQLKit
 import SQLiteNIO
 import Synchronization
