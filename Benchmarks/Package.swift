@@ -63,6 +63,16 @@ let package = Package(
             path: "JSONBodies",
             plugins: [.plugin(name: "BenchmarkPlugin", package: "package-benchmark")]
         ),
+        // How reading a customer's ledger for the share of a purchase spent grows with the ledger.
+        .executableTarget(
+            name: "LedgerReading",
+            dependencies: [
+                .product(name: "Storekeeper", package: "storekeeper"),
+                .product(name: "Benchmark", package: "package-benchmark"),
+            ],
+            path: "LedgerReading",
+            plugins: [.plugin(name: "BenchmarkPlugin", package: "package-benchmark")]
+        ),
         // Notification ingest over HTTP (verified, durable, processed) on SQLite and PostgreSQL, next
         // to the verifier's throughput on the same payloads.
         .executableTarget(

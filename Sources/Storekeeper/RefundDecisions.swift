@@ -247,29 +247,41 @@ public enum ConsumedShare {
 
     /// How many of `transactionID`'s credits were spent, of how many it credited; nil when the
     /// ledger holds no credit for it.
+    ///
+    /// One pass over the ledger, each entry's work bounded: a debit takes from the oldest credit
+    /// still holding any (all before it are spent), and a correction finds its transaction's credit
+    /// by key. Searching the credits for each debit and correction grew with their product, and a
+    /// customer's ledger grows with every purchase and every spend.
     public static func spent(_ transactionID: String, in entries: [LedgerEntry], balance: String)
         -> (credits: Int, of: Int)?
     {
         var remaining: [(transaction: String?, amount: Int)] = []
+        // The first credit of each transaction, which its corrections move.
+        var creditOf: [String?: Int] = [:]
+        // Every credit before this one holds nothing.
+        var oldestHolding = 0
         var credited = 0
         var takenBack = 0
         for entry in entries where entry.balance == balance {
             switch entry.reason {
             case .purchase where entry.amount > 0, .transfer where entry.amount > 0:
+                if creditOf[entry.transactionID] == nil { creditOf[entry.transactionID] = remaining.count }
                 remaining.append((entry.transactionID, entry.amount))
                 if entry.transactionID == transactionID { credited += entry.amount }
             case .refundAdjustment, .purchase, .transfer:
                 // A correction of one transaction's credit: it moves that credit alone.
                 if entry.transactionID == transactionID { takenBack -= entry.amount }
-                if let index = remaining.firstIndex(where: { $0.transaction == entry.transactionID }) {
+                if let index = creditOf[entry.transactionID] {
                     remaining[index].amount = max(0, remaining[index].amount + entry.amount)
+                    if remaining[index].amount > 0 { oldestHolding = min(oldestHolding, index) }
                 }
             case .debit:
                 var owed = -entry.amount
-                for index in remaining.indices where owed > 0 {
-                    let taken = min(owed, remaining[index].amount)
-                    remaining[index].amount -= taken
+                while owed > 0, oldestHolding < remaining.count {
+                    let taken = min(owed, remaining[oldestHolding].amount)
+                    remaining[oldestHolding].amount -= taken
                     owed -= taken
+                    if remaining[oldestHolding].amount == 0 { oldestHolding += 1 }
                 }
             }
         }

@@ -1,5 +1,6 @@
 import Foundation
 import Storekeeper
+import TestSupport
 import Testing
 
 /// What the server answers a refund consumption request with (``ConsumptionFacts/decision()``),
@@ -141,5 +142,68 @@ import Testing
 
     @Test func nothingSpentIsZero() {
         #expect(ConsumedShare.ofCredit("t1", in: [entry(100, .purchase, "t1")], balance: "coins") == 0)
+    }
+
+    /// The one-pass reading gives what the rule as first written gives (each debit walking the
+    /// credits from the oldest, each correction searching for its transaction's credit), on random
+    /// ledgers mixing credits, transfers both ways, refunds, reversals, debits and another balance.
+    @Test func theOnePassReadingAgreesWithTheRuleOnRandomLedgers() {
+        var random = SplitMix64(state: 18)
+        for _ in 0..<300 {
+            var ledger: [LedgerEntry] = []
+            for _ in 0..<Int.random(in: 0...40, using: &random) {
+                let transaction = "t\(Int.random(in: 1...6, using: &random))"
+                let amount = Int.random(in: 1...120, using: &random)
+                switch Int.random(in: 0..<10, using: &random) {
+                case 0...2: ledger.append(entry(amount, .purchase, transaction))
+                case 3: ledger.append(entry(amount, .transfer, transaction))
+                case 4: ledger.append(entry(-amount, .transfer, transaction))
+                case 5: ledger.append(entry(-amount, .refundAdjustment, transaction))
+                case 6: ledger.append(entry(amount, .refundAdjustment, transaction))
+                case 7: ledger.append(entry(-amount, .purchase, transaction))
+                case 8:
+                    var other = entry(amount, .purchase, transaction)
+                    other.balance = "gems"
+                    ledger.append(other)
+                default: ledger.append(entry(-amount, .debit, nil))
+                }
+            }
+            for number in 1...6 {
+                let spent = ConsumedShare.spent("t\(number)", in: ledger, balance: "coins")
+                let expected = Self.spentAsFirstWritten("t\(number)", in: ledger, balance: "coins")
+                #expect(spent?.credits == expected?.credits && spent?.of == expected?.of, "\(ledger)")
+            }
+        }
+    }
+
+    /// ``ConsumedShare/spent(_:in:balance:)`` as first written, searching the credits for each entry.
+    static func spentAsFirstWritten(_ transactionID: String, in entries: [LedgerEntry], balance: String)
+        -> (credits: Int, of: Int)?
+    {
+        var remaining: [(transaction: String?, amount: Int)] = []
+        var credited = 0
+        var takenBack = 0
+        for entry in entries where entry.balance == balance {
+            switch entry.reason {
+            case .purchase where entry.amount > 0, .transfer where entry.amount > 0:
+                remaining.append((entry.transactionID, entry.amount))
+                if entry.transactionID == transactionID { credited += entry.amount }
+            case .refundAdjustment, .purchase, .transfer:
+                if entry.transactionID == transactionID { takenBack -= entry.amount }
+                if let index = remaining.firstIndex(where: { $0.transaction == entry.transactionID }) {
+                    remaining[index].amount = max(0, remaining[index].amount + entry.amount)
+                }
+            case .debit:
+                var owed = -entry.amount
+                for index in remaining.indices where owed > 0 {
+                    let taken = min(owed, remaining[index].amount)
+                    remaining[index].amount -= taken
+                    owed -= taken
+                }
+            }
+        }
+        guard credited > 0 else { return nil }
+        let left = remaining.filter { $0.transaction == transactionID }.map(\.amount).reduce(0, +)
+        return (min(max(credited - takenBack - left, 0), credited), credited)
     }
 }
