@@ -286,10 +286,12 @@ import Testing
                 try await transaction.subscriptionsOverdue(accessEndedBefore: now, notRefreshedSince: now, limit: 10)
             }
             #expect(overdue.map(\.key.id) == ["active-late", "canceled-later", "grace-over"])
-            let overdueCount = try await storage.transaction { transaction async throws in
-                try await transaction.countSubscriptionsOverdue(accessEndedBefore: now, notRefreshedSince: now)
+            func overdueCount() async throws -> Int {
+                try await storage.transaction { transaction async throws in
+                    try await transaction.countSubscriptionsOverdue(accessEndedBefore: now, notRefreshedSince: now)
+                }
             }
-            #expect(overdueCount == 3)
+            #expect(try await overdueCount() == 3)
             let firstOnly = try await storage.transaction { transaction async throws in
                 try await transaction.subscriptionsOverdue(accessEndedBefore: now, notRefreshedSince: now, limit: 1)
             }
@@ -305,10 +307,7 @@ import Testing
                 try await transaction.subscriptionsOverdue(accessEndedBefore: now, notRefreshedSince: now, limit: 10)
             }
             #expect(afterRefresh.map(\.key.id) == ["canceled-later", "grace-over"])
-            let countAfterRefresh = try await storage.transaction { transaction async throws in
-                try await transaction.countSubscriptionsOverdue(accessEndedBefore: now, notRefreshedSince: now)
-            }
-            #expect(countAfterRefresh == 2)
+            #expect(try await overdueCount() == 2)
             let later = try await storage.transaction { transaction async throws in
                 try await transaction.subscriptionsOverdue(
                     accessEndedBefore: now, notRefreshedSince: at(101 * hour), limit: 10)
