@@ -23,7 +23,8 @@ public final class StoreSimulator: Sendable {
         public var start: Date?
         /// Simulated seconds per real second.
         public var rate: Double
-        /// Where to write the root certificate (default: a new temporary directory).
+        /// Where to write the root certificate (default: a new temporary directory, removed when the
+        /// simulator stops).
         public var directory: URL?
         public var logger: Logger
         /// Ids, retries and delivery of the simulated App Store.
@@ -85,6 +86,8 @@ public final class StoreSimulator: Sendable {
         var task: Task<Void, any Error>
         /// Where the root certificate (and service-account key files) are written.
         var directory: URL
+        /// Whether the simulator made `directory` itself, so that stopping removes it.
+        var ownsDirectory: Bool
     }
 
     public let configuration: Configuration
@@ -180,14 +183,22 @@ public final class StoreSimulator: Sendable {
         let baseURL = "http://\(configuration.host):\(boundPort)"
         var options = TestCertificateChain.Options(now: clock.now(), name: "Storekeeper Simulator")
         options.ocspResponderURL = baseURL + "/ocsp"
-        let chain = try TestCertificateChain(options: options)
         let directory =
             configuration.directory
             ?? FileManager.default.temporaryDirectory.appendingPathComponent(
                 "storekeeper-simulator-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        let ownsDirectory = configuration.directory == nil
         let rootPath = directory.appendingPathComponent("simulator-root.der").path
-        try chain.writeRoot(to: rootPath)
+        let chain: TestCertificateChain
+        do {
+            chain = try TestCertificateChain(options: options)
+            try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+            try chain.writeRoot(to: rootPath)
+        } catch {
+            if ownsDirectory { try? FileManager.default.removeItem(at: directory) }
+            task.cancel()
+            throw error
+        }
         let endpoints = Endpoints(
             baseURL: baseURL, productionBaseURL: baseURL + "/production", sandboxBaseURL: baseURL + "/sandbox",
             controlURL: baseURL + "/control", ocspURL: baseURL + "/ocsp", rootCertificatePath: rootPath)
@@ -198,7 +209,7 @@ public final class StoreSimulator: Sendable {
             $0 = Running(
                 endpoints: endpoints, chain: chain,
                 ocsp: TestOCSPResponder(chain: chain, clock: clock, alsoCurrentOn: clock.wallClock), task: task,
-                directory: directory)
+                directory: directory, ownsDirectory: ownsDirectory)
         }
         return endpoints
     }
@@ -237,13 +248,18 @@ public final class StoreSimulator: Sendable {
         }
     }
 
-    /// Stops listening and waits until the server is down.
+    /// Stops listening and waits until the server is down. A directory the simulator made for its
+    /// files (no ``Configuration/directory`` given) is removed with them.
     public func stop() async {
         guard let task = running.withLock({ $0?.task }) else { return }
         await appStore.stopBackground()
         await googlePlay.stopBackground()
         task.cancel()
         _ = await task.result
-        running.withLock { $0 = nil }
+        let made = running.withLock { running -> URL? in
+            defer { running = nil }
+            return running?.ownsDirectory == true ? running?.directory : nil
+        }
+        if let made { try? FileManager.default.removeItem(at: made) }
     }
 }

@@ -5,6 +5,7 @@ import Storekeeper
 import StorekeeperDemo
 import StorekeeperServer
 import Synchronization
+import UnixSignals
 
 /// `storekeeper demo`: the server on SQLite in a temporary directory with the built-in store
 /// simulator for both stores, telling a scripted subscription story per store on accelerated
@@ -72,7 +73,9 @@ struct DemoCommand: AsyncParsableCommand {
                 if keepRunning {
                     Self.write("")
                     Self.write("Running until interrupted (Ctrl-C): console at \(deployment.baseURL)/console")
-                    while !Task.isCancelled { try await Task.sleep(for: .seconds(3600)) }
+                    // Trapped rather than left to end the process, so that the directory with
+                    // the database and the store keys is removed as after a story without it.
+                    for await _ in await UnixSignalsSequence(trapping: .sigterm, .sigint) { break }
                 }
             }
         }

@@ -54,6 +54,26 @@ import Testing
         }
     }
 
+    /// The root certificate and the service accounts' private keys go to a directory; one the
+    /// simulator made for itself is removed when it stops (a test suite starts a hundred), and
+    /// one it was given is the caller's and stays.
+    @Test func removesOnlyTheDirectoryItMadeWhenItStops() async throws {
+        let made = try await StoreSimulator.withRunning { simulator, endpoints in
+            let key = try simulator.writeServiceAccount().path
+            #expect(FileManager.default.fileExists(atPath: endpoints.rootCertificatePath))
+            #expect(FileManager.default.fileExists(atPath: key))
+            return URL(fileURLWithPath: endpoints.rootCertificatePath).deletingLastPathComponent()
+        }
+        #expect(!FileManager.default.fileExists(atPath: made.path))
+
+        let given = FileManager.default.temporaryDirectory.appendingPathComponent("storekeeper-given-\(UUID())")
+        defer { try? FileManager.default.removeItem(at: given) }
+        let root = try await StoreSimulator.withRunning(configuration: .init(directory: given)) { _, endpoints in
+            endpoints.rootCertificatePath
+        }
+        #expect(FileManager.default.fileExists(atPath: root))
+    }
+
     /// The simulator's chain names its own OCSP responder: online verification runs end to end over
     /// loopback HTTP, including injected faults and revocation.
     @Test func onlineVerificationAgainstTheSimulatorsOCSPResponder() async throws {

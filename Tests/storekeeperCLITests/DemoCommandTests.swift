@@ -30,7 +30,8 @@ import Testing
         #expect(!output.contains("signature INVALID"))
     }
 
-    /// `--keep-running`: after the story the console stays open, and the printed sign-in works.
+    /// `--keep-running`: after the story the console stays open, and the printed sign-in works;
+    /// Ctrl-C ends it as a finished run ends, its directory (database, store keys) removed.
     @Test func keepsTheConsoleRunningWithThePrintedSignIn() async throws {
         guard let executable = CLI.executable else { throw CLI.MissingExecutable() }
         let process = try SpawnedProcess(executable, ["demo", "--keep-running"])
@@ -55,6 +56,16 @@ import Testing
         #expect((response as? HTTPURLResponse)?.statusCode == 200)
         #expect(response.url?.path == "/console/overview", "\(page)")
         #expect(page.contains("demo · operator"), "\(page)")
+
+        let server = try #require(text.split(separator: "\n").first { $0.contains("  server     ") }, "\(text)")
+        let database = try #require(server.split(separator: "(SQLite: ").last.map { String($0.dropLast()) })
+        #expect(FileManager.default.fileExists(atPath: database))
+        process.send(SIGINT)
+        #expect(try await process.exited(within: 60), "still running after SIGINT")
+        #expect(process.termination == .exited(0), "\(process.standardError)")
+        #expect(process.standardOutput.contains("Done; the temporary directory is removed."))
+        let directory = URL(fileURLWithPath: database).deletingLastPathComponent().path
+        #expect(!FileManager.default.fileExists(atPath: directory), "\(directory) is left behind")
     }
 
     @Test func refusesAnUnknownPolicy() async throws {
