@@ -25,7 +25,7 @@ extension Migration {
         refundDecisions, events, consoleActions, appTransactions, overviewRollup, webhookEndpoints,
         runningBalances, claimsInDueOrder, inboxPayloadsApart, payloadsUncompressed, balancesPerStatement,
         payloadsInTheirRows, subscriptionsAwaitingNews, ledgerWithoutCustomerTransactionIndex,
-        customerPurchasesInKeyOrder,
+        customerPurchasesInKeyOrder, dueDeliveriesInOrder,
     ]
 
     /// The version a fully migrated database reports.
@@ -939,4 +939,46 @@ extension Migration {
     private static func customerPurchasesIndex(_ flavor: SQLFlavor) -> String {
         "CREATE INDEX purchases_customer ON purchases (customer_id, \(flavor.byteOrder("store", "id")))"
     }
+}
+
+extension Migration {
+    /// `webhook_deliveries_due_in_order` (endpoint, position) over deliveries that can come due
+    /// (pending, with a next attempt): a round's due deliveries are read in position order from
+    /// the endpoint's lowest pending one, each tested for being its customer's earliest through
+    /// `webhook_deliveries_pending` (endpoint, ordering_key, position), and the read stops at the
+    /// round's limit. Before it, PostgreSQL read every pending row and sorted them, and without
+    /// statistics tested every pending row against every other: seconds a round with thousands
+    /// pending. SQLite read the endpoint's whole delivered history through the primary key.
+    ///
+    /// Every pending delivery has a next attempt; the `next_attempt_at IS NOT NULL` in this
+    /// index's predicate, and now in `webhook_deliveries_pending_by_position`'s (pruning's lowest
+    /// pending position), keeps the test for an earlier pending delivery of the same customer,
+    /// which does not imply it, off both: PostgreSQL without statistics chose them for it,
+    /// scanning every earlier pending delivery for each one read.
+    ///
+    /// On PostgreSQL the table is analyzed after every 5,000 changed rows rather than a tenth of
+    /// the table: on a large delivery log a burst of thousands pending is too few changes for the
+    /// default, and with statistics from before it the planner reads and sorts every pending row
+    /// each round.
+    static let dueDeliveriesInOrder = Migration(
+        version: 23, name: "due webhook deliveries in order",
+        sqlite: dueDeliveriesInOrderIndexes,
+        postgresql: dueDeliveriesInOrderIndexes + [
+            """
+            ALTER TABLE webhook_deliveries
+            SET (autovacuum_analyze_scale_factor = 0, autovacuum_analyze_threshold = 5000)
+            """
+        ])
+
+    private static let dueDeliveriesInOrderIndexes = [
+        """
+        CREATE INDEX webhook_deliveries_due_in_order ON webhook_deliveries (endpoint, position)
+        WHERE status = 'pending' AND next_attempt_at IS NOT NULL
+        """,
+        "DROP INDEX webhook_deliveries_pending_by_position",
+        """
+        CREATE INDEX webhook_deliveries_pending_by_position ON webhook_deliveries (position)
+        WHERE status = 'pending' AND next_attempt_at IS NOT NULL
+        """,
+    ]
 }

@@ -182,16 +182,22 @@ extension SQLStorageTransaction {
 
     func dueDeliveries(endpoint: String, now: Date, limit: Int) async throws -> [EventDelivery] {
         guard limit > 0 else { return [] }
+        // A delivery is due only as its customer's earliest pending one. Asked as a scalar
+        // subquery, not `NOT EXISTS`: PostgreSQL turns the latter into an anti-join, which without
+        // statistics it ran as a nested loop testing every pending row against every other; a
+        // scalar subquery stays a search by (customer, position) for each row read. Rows are read
+        // in position order from `webhook_deliveries_due_in_order` until the limit (migration 23).
         return try await rows(
             """
             SELECT \(unsafeRaw: Self.deliveryColumns), e.body FROM webhook_deliveries d
             JOIN events e ON e.position = d.position
             WHERE d.endpoint = \(bind: endpoint) AND d.status = 'pending'
               AND d.next_attempt_at <= \(bind: StoredTime.milliseconds(now))
-              AND NOT EXISTS (
+              AND (
                 SELECT 1 FROM webhook_deliveries earlier
                 WHERE earlier.endpoint = d.endpoint AND earlier.status = 'pending'
-                  AND earlier.ordering_key = d.ordering_key AND earlier.position < d.position)
+                  AND earlier.ordering_key = d.ordering_key AND earlier.position < d.position
+                LIMIT 1) IS NULL
             ORDER BY d.position LIMIT \(bind: limit)
             """
         ).map { try delivery(from: $0, withBody: true) }

@@ -123,9 +123,14 @@ extension SQLStorageTransaction {
     }
 
     func firstPendingDeliveryPosition() async throws -> Int? {
+        // Every pending delivery has a next attempt; asked for as well, as the partial index's
+        // predicate has it (migration 23).
         guard
             let found = try await row(
-                "SELECT position FROM webhook_deliveries WHERE status = 'pending' ORDER BY position LIMIT 1")
+                """
+                SELECT position FROM webhook_deliveries WHERE status = 'pending' AND next_attempt_at IS NOT NULL
+                ORDER BY position LIMIT 1
+                """)
         else { return nil }
         return try RowReader(row: found, table: "webhook_deliveries").int("position")
     }
