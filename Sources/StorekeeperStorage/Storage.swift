@@ -353,8 +353,9 @@ public protocol StorageTransaction: ConsoleQueries, OverviewRollupQueries, Senda
     func dueDeliveries(endpoint: String, now: Date, limit: Int) async throws -> [EventDelivery]
     /// The earliest time a pending delivery of `endpoint` is due (nil: nothing pending).
     func nextDeliveryDue(endpoint: String) async throws -> Date?
-    /// Saves an attempt's outcome: the delivery's new state and the attempt in the log.
-    func recordDeliveryAttempt(_ attempt: DeliveryAttempt, delivery: EventDelivery) async throws
+    /// Saves attempts' outcomes: each delivery's new state, and the attempts in the log in the
+    /// order given.
+    func recordDeliveryAttempts(_ outcomes: [(DeliveryAttempt, EventDelivery)]) async throws
     func deliveries(endpoint: String, status: EventDelivery.Status?, limit: Int) async throws -> [EventDelivery]
     /// The newest attempts first.
     func deliveryAttempts(endpoint: String, eventID: UUID?, limit: Int) async throws -> [DeliveryAttempt]

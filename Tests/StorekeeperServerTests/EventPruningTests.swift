@@ -127,14 +127,17 @@ import Testing
                 try await transaction.enqueueDeliveries(endpoint: "configured", events: events, now: Self.start)
                 try await transaction.setCursor("webhook.configured", to: "4")
                 for event in events where event.position != 3 {
-                    try await transaction.recordDeliveryAttempt(
-                        DeliveryAttempt(
-                            endpoint: "configured", eventID: event.id, position: event.position ?? 0, attempt: 1,
-                            attemptedAt: Self.start, statusCode: 200, latencyMilliseconds: 1, error: nil),
-                        delivery: EventDelivery(
-                            endpoint: "configured", position: event.position ?? 0, eventID: event.id,
-                            eventType: event.type, orderingKey: event.orderingKey, status: .delivered, attempts: 1,
-                            nextAttemptAt: nil, deliveredAt: Self.start, occurredAt: event.occurredAt))
+                    try await transaction.recordDeliveryAttempts([
+                        (
+                            DeliveryAttempt(
+                                endpoint: "configured", eventID: event.id, position: event.position ?? 0, attempt: 1,
+                                attemptedAt: Self.start, statusCode: 200, latencyMilliseconds: 1, error: nil),
+                            EventDelivery(
+                                endpoint: "configured", position: event.position ?? 0, eventID: event.id,
+                                eventType: event.type, orderingKey: event.orderingKey, status: .delivered, attempts: 1,
+                                nextAttemptAt: nil, deliveredAt: Self.start, occurredAt: event.occurredAt)
+                        )
+                    ])
                 }
             }
             #expect(try await application.pruner.run().events == 2)
@@ -155,11 +158,14 @@ import Testing
                 delivered.status = .delivered
                 delivered.attempts = 1
                 delivered.nextAttemptAt = nil
-                try await transaction.recordDeliveryAttempt(
-                    DeliveryAttempt(
-                        endpoint: "configured", eventID: pending.eventID, position: pending.position, attempt: 1,
-                        attemptedAt: Self.start, statusCode: 200, latencyMilliseconds: 1, error: nil),
-                    delivery: delivered)
+                try await transaction.recordDeliveryAttempts([
+                    (
+                        DeliveryAttempt(
+                            endpoint: "configured", eventID: pending.eventID, position: pending.position, attempt: 1,
+                            attemptedAt: Self.start, statusCode: 200, latencyMilliseconds: 1, error: nil),
+                        delivered
+                    )
+                ])
             }
             #expect(try await application.pruner.run().events == 0)
             // Once it has read through 5, everything up to 5 goes (6 is the newest).
@@ -184,14 +190,17 @@ import Testing
             let event = try #require(try await Self.positions(storage).first)
             try await storage.transaction { transaction in
                 for attempt in 1...8 {
-                    try await transaction.recordDeliveryAttempt(
-                        DeliveryAttempt(
-                            endpoint: "configured", eventID: UUID(), position: event, attempt: attempt,
-                            attemptedAt: Self.start + Double(attempt) * Self.day, statusCode: 503,
-                            latencyMilliseconds: 1, error: "HTTP 503"),
-                        delivery: EventDelivery(
-                            endpoint: "configured", position: event, eventID: UUID(), eventType: .balanceChanged,
-                            orderingKey: "customer:alice", nextAttemptAt: nil, occurredAt: Self.start))
+                    try await transaction.recordDeliveryAttempts([
+                        (
+                            DeliveryAttempt(
+                                endpoint: "configured", eventID: UUID(), position: event, attempt: attempt,
+                                attemptedAt: Self.start + Double(attempt) * Self.day, statusCode: 503,
+                                latencyMilliseconds: 1, error: "HTTP 503"),
+                            EventDelivery(
+                                endpoint: "configured", position: event, eventID: UUID(), eventType: .balanceChanged,
+                                orderingKey: "customer:alice", nextAttemptAt: nil, occurredAt: Self.start)
+                        )
+                    ])
                 }
             }
             clock.set(Self.start + 12 * Self.day)  // attempts 1...4 are more than 7 days old

@@ -101,14 +101,14 @@ import Testing
                 endpoint: "x", eventID: failed.eventID, position: 1, attempt: 1, attemptedAt: now, statusCode: 503,
                 latencyMilliseconds: 12, error: "HTTP 503")
             let failedOnce = failed
-            try await storage.transaction { try await $0.recordDeliveryAttempt(attempt, delivery: failedOnce) }
+            try await storage.transaction { try await $0.recordDeliveryAttempts([(attempt, failedOnce)]) }
             due = try await storage.transaction { try await $0.dueDeliveries(endpoint: "x", now: now, limit: 10) }
             #expect(due.map(\.position) == [3], "not due yet, and a's second still waits")
             var dead = failed
             dead.status = .dead
             dead.nextAttemptAt = nil
             let deadLetter = dead
-            try await storage.transaction { try await $0.recordDeliveryAttempt(attempt, delivery: deadLetter) }
+            try await storage.transaction { try await $0.recordDeliveryAttempts([(attempt, deadLetter)]) }
             due = try await storage.transaction { try await $0.dueDeliveries(endpoint: "x", now: now, limit: 10) }
             #expect(due.map(\.position) == [2, 3], "a dead letter lets the next one go")
             try await storage.transaction { tx async throws in
@@ -120,5 +120,60 @@ import Testing
                 #expect(try await tx.deliveries(endpoint: "x", status: .dead, limit: 10).isEmpty)
             }
         }
+    }
+
+    /// A round's outcomes are saved together: each delivery's own new state, and the attempts
+    /// in the log in the order given.
+    @Test(arguments: StorageBackend.available)
+    func aRoundsOutcomesAreRecordedTogether(backend: StorageBackend) async throws {
+        try await TestDatabase.withFresh(backend) { storage, _ async throws in
+            let now = Date(timeIntervalSince1970: 1_767_225_600)
+            try await storage.transaction { tx async throws in
+                try await tx.appendEvents([Self.event("a"), Self.event("b"), Self.event("c")])
+                _ = try await tx.sequenceEvents(limit: 10)
+                let numbered = try await tx.events(after: 0, customer: nil, types: [], limit: 10)
+                try await tx.enqueueDeliveries(endpoint: "x", events: numbered, now: now)
+            }
+            let due = try await storage.transaction { try await $0.dueDeliveries(endpoint: "x", now: now, limit: 10) }
+            try #require(due.map(\.position) == [1, 2, 3])
+            let later = now.addingTimeInterval(60)
+            var outcomes: [(DeliveryAttempt, EventDelivery)] = []
+            for (delivery, (status, code)) in zip(
+                due, [(EventDelivery.Status.delivered, 200), (.pending, 503), (.dead, 410)])
+            {
+                var next = delivery
+                next.status = status
+                next.attempts = 1
+                next.lastStatusCode = code
+                next.lastError = code == 200 ? nil : "HTTP \(code)"
+                next.nextAttemptAt = status == .pending ? later : nil
+                next.deliveredAt = status == .delivered ? now : nil
+                let attempt = DeliveryAttempt(
+                    endpoint: "x", eventID: delivery.eventID, position: delivery.position, attempt: 1,
+                    attemptedAt: now, statusCode: code, latencyMilliseconds: delivery.position, error: next.lastError)
+                outcomes.append((attempt, next))
+            }
+            let recorded = outcomes
+            try await storage.transaction { try await $0.recordDeliveryAttempts(recorded) }
+            try await storage.transaction { tx async throws in
+                let stored = try await tx.deliveries(endpoint: "x", status: nil, limit: 10)
+                #expect(stored.map { $0.withoutBody } == recorded.map { $0.1.withoutBody })
+                #expect(try await tx.dueDeliveries(endpoint: "x", now: now, limit: 10).isEmpty)
+                #expect(try await tx.dueDeliveries(endpoint: "x", now: later, limit: 10).map(\.position) == [2])
+                // Newest first.
+                #expect(
+                    try await tx.deliveryAttempts(endpoint: "x", eventID: nil, limit: 10)
+                        == recorded.map(\.0).reversed())
+            }
+        }
+    }
+}
+
+extension EventDelivery {
+    /// As ``StorageTransaction/deliveries(endpoint:status:limit:)`` reads it: without the body.
+    fileprivate var withoutBody: EventDelivery {
+        var delivery = self
+        delivery.body = Data()
+        return delivery
     }
 }

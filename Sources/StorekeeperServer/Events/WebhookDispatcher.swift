@@ -196,9 +196,7 @@ public final class WebhookDispatcher: Sendable {
             // Deferred (CommitDurability): an outcome a power cut undoes is only sent again, with
             // the same event id; what is sent was made durable by `enqueueNew`'s flushed commit.
             let (due, oldestPending) = try await storage.transaction(durability: .deferred) { transaction in
-                for (attempt, delivery) in recorded {
-                    try await transaction.recordDeliveryAttempt(attempt, delivery: delivery)
-                }
+                try await transaction.recordDeliveryAttempts(recorded)
                 let due = try await transaction.dueDeliveries(endpoint: endpoint.name, now: now, limit: limit)
                 let oldest = due.isEmpty ? try await transaction.oldestPendingDelivery(endpoint: endpoint.name) : nil
                 return (due, oldest)
