@@ -37,8 +37,9 @@ struct DemoCommand: AsyncParsableCommand {
     var logLevel = LogLevelArgument(.critical)
 
     func run() async throws {
-        var logger = Logger(label: "storekeeper.demo") { StreamLogHandler.standardError(label: $0) }
-        logger.logLevel = logLevel.level
+        var demoLogger = Logger(label: "storekeeper.demo") { StreamLogHandler.standardError(label: $0) }
+        demoLogger.logLevel = logLevel.level
+        let logger = demoLogger
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent(
             "storekeeper-demo-\(UUID().uuidString.prefix(8))")
         defer { if !keep { try? FileManager.default.removeItem(at: directory) } }
@@ -51,36 +52,69 @@ struct DemoCommand: AsyncParsableCommand {
         // which the deployment creates below.
         let clock = Mutex<(@Sendable () -> Date)?>(nil)
         let simulatedNow: @Sendable () -> Date = { clock.withLock { $0 }?() ?? Date() }
-        try await DemoWebhookReceiver.withRunning(now: simulatedNow, logger: logger) { receiver, url in
-            var options = options
-            options.customize = { simulator, configuration in
-                clock.withLock { $0 = { simulator.clock.now() } }
-                configuration.webhooks = try DemoWebhookReceiver.settings(url: url)
-                configuration.console = ConsoleSettings(
-                    operators: [ConsoleOperator(name: "demo", role: .operator, credential: .password(password))],
-                    sessionLifetime: 400 * 86_400)
-            }
-            try await SimulatedDeployment.withRunning(options) { deployment in
-                let endpoints = deployment.simulator.endpoints
-                Self.write("Storekeeper demo")
-                Self.write("  server     \(deployment.baseURL) (SQLite: \(directory.path)/storekeeper.sqlite)")
-                Self.write("  simulator  \(endpoints?.baseURL ?? "?") (App Store and Google Play, simulated clock)")
-                Self.write("  policy     ownership conflicts: \(ownershipPolicy.rawValue)")
-                Self.write("  webhooks   \(url.absoluteString) (the app backend's receiver: ⇢ lines)")
-                Self.write("  console    \(deployment.baseURL)/console (sign in as demo, password \(password))")
-                let story = DemoStory(deployment: deployment, webhooks: receiver) { Self.write(Self.format($0)) }
-                try await story.run()
-                if keepRunning {
-                    Self.write("")
-                    Self.write("Running until interrupted (Ctrl-C): console at \(deployment.baseURL)/console")
-                    // Trapped rather than left to end the process, so that the directory with
-                    // the database and the store keys is removed as after a story without it.
-                    for await _ in await UnixSignalsSequence(trapping: .sigterm, .sigint) { break }
+        let told = Mutex(false)
+        let interrupted = try await Self.untilInterrupted {
+            try await DemoWebhookReceiver.withRunning(now: simulatedNow, logger: logger) { receiver, url in
+                var options = options
+                options.customize = { simulator, configuration in
+                    clock.withLock { $0 = { simulator.clock.now() } }
+                    configuration.webhooks = try DemoWebhookReceiver.settings(url: url)
+                    configuration.console = ConsoleSettings(
+                        operators: [ConsoleOperator(name: "demo", role: .operator, credential: .password(password))],
+                        sessionLifetime: 400 * 86_400)
+                }
+                try await SimulatedDeployment.withRunning(options) { deployment in
+                    let endpoints = deployment.simulator.endpoints
+                    Self.write("Storekeeper demo")
+                    Self.write("  server     \(deployment.baseURL) (SQLite: \(directory.path)/storekeeper.sqlite)")
+                    Self.write("  simulator  \(endpoints?.baseURL ?? "?") (App Store and Google Play, simulated clock)")
+                    Self.write("  policy     ownership conflicts: \(ownershipPolicy.rawValue)")
+                    Self.write("  webhooks   \(url.absoluteString) (the app backend's receiver: ⇢ lines)")
+                    Self.write("  console    \(deployment.baseURL)/console (sign in as demo, password \(password))")
+                    let story = DemoStory(deployment: deployment, webhooks: receiver) { Self.write(Self.format($0)) }
+                    try await story.run()
+                    told.withLock { $0 = true }
+                    if keepRunning {
+                        Self.write("")
+                        Self.write("Running until interrupted (Ctrl-C): console at \(deployment.baseURL)/console")
+                        while true { try await Task.sleep(for: .seconds(3600)) }
+                    }
                 }
             }
         }
+        if interrupted && !told.withLock({ $0 }) {
+            Self.write("")
+            Self.write(
+                keep ? "Interrupted; kept \(directory.path)" : "Interrupted; the temporary directory is removed.")
+            throw ExitCode(130)
+        }
         Self.write("")
         Self.write(keep ? "Kept \(directory.path)" : "Done; the temporary directory is removed.")
+    }
+
+    /// Runs `body` until it returns or the process gets SIGINT or SIGTERM, which cancels it;
+    /// whether a signal came. Trapped rather than left to end the process, so that the directory
+    /// with the database and the store keys is removed as after a whole run; a second signal while
+    /// `body` winds down ends the process at once.
+    static func untilInterrupted(_ body: @escaping @Sendable () async throws -> Void) async throws -> Bool {
+        let signals = await UnixSignalsSequence(trapping: .sigterm, .sigint)
+        let interrupted = Mutex(false)
+        let run = Task { try await body() }
+        let watcher = Task {
+            for await _ in signals {
+                guard !interrupted.withLock({ $0 }) else { Foundation.exit(130) }
+                interrupted.withLock { $0 = true }
+                run.cancel()
+            }
+        }
+        defer { watcher.cancel() }
+        do {
+            try await run.value
+        } catch {
+            // Whatever cancelling it made `body` throw.
+            guard interrupted.withLock({ $0 }) else { throw error }
+        }
+        return interrupted.withLock { $0 }
     }
 
     static func randomPassword() -> String {

@@ -68,6 +68,28 @@ import Testing
         #expect(!FileManager.default.fileExists(atPath: directory), "\(directory) is left behind")
     }
 
+    /// Ctrl-C in the middle of the story stops it: exit status 130 (as a shell reports SIGINT),
+    /// and the directory with the database and the store keys removed all the same.
+    @Test func anInterruptedStoryLeavesNothingBehind() async throws {
+        guard let executable = CLI.executable else { throw CLI.MissingExecutable() }
+        let process = try SpawnedProcess(executable, ["demo"])
+        defer { process.terminate() }
+        let deadline = Date().addingTimeInterval(180)
+        while !process.standardOutput.contains("== App Store"), process.isRunning, Date() < deadline {
+            try await Task.sleep(for: .milliseconds(20))
+        }
+        let text = process.standardOutput
+        let server = try #require(text.split(separator: "\n").first { $0.contains("  server     ") }, "\(text)")
+        let database = try #require(server.split(separator: "(SQLite: ").last.map { String($0.dropLast()) })
+        process.send(SIGINT)
+        #expect(try await process.exited(within: 60), "still running after SIGINT")
+        #expect(process.termination == .exited(130), "\(process.standardOutput)\n\(process.standardError)")
+        #expect(process.standardOutput.contains("Interrupted; the temporary directory is removed."))
+        #expect(!process.standardOutput.contains("== Google Play"), "the story went on")
+        let directory = URL(fileURLWithPath: database).deletingLastPathComponent().path
+        #expect(!FileManager.default.fileExists(atPath: directory), "\(directory) is left behind")
+    }
+
     @Test func refusesAnUnknownPolicy() async throws {
         let result = try await CLI.run(["demo", "--ownership-policy", "finders-keepers"])
         #expect(result.status == 2)
