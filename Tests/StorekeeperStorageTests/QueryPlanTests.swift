@@ -235,6 +235,25 @@ import Testing
         }
     }
 
+    /// The same claim on PostgreSQL without statistics (a new deployment's first burst) and with
+    /// statistics from before the backlog (a large inbox, analyzed while all of it was processed):
+    /// still the first rows of the due index, in its order.
+    @Test(.enabled(if: StorageBackend.postgresURL != nil, StorageBackend.skippedPostgresMessage))
+    func claimsReadOnlyTheRowsTheyClaimWhateverTheStatistics() async throws {
+        for statistics in [Statistics.none, .stale] {
+            try await withFresh(.postgresql, rows: Self.backlog(.postgresql, statistics: statistics)) { storage in
+                let now = Date(timeIntervalSince1970: Double(Self.now) / 1000)
+                let notifications = try await plan(of: storage, .postgresql) {
+                    _ = try await $0.lockDueNotifications(now: now, limit: 50)
+                }
+                #expect(!notifications.contains("Seq Scan"), "\(statistics): \(notifications)")
+                #expect(notifications.contains("inbox_due_in_order"), "\(statistics): \(notifications)")
+                #expect(!notifications.contains("Sort"), "\(statistics): \(notifications)")
+                #expect(!notifications.contains("Bitmap"), "\(statistics): \(notifications)")
+            }
+        }
+    }
+
     /// What leases claimed notifications and what marks them processed find each notification by
     /// its whole key, whatever else the inbox holds.
     @Test(arguments: StorageBackend.available)
@@ -482,8 +501,31 @@ import Testing
 extension QueryPlanTests {
     /// `count` notifications and as many refund requests, all due (one in ten failed, due again
     /// later), then, if `analyzed`, statistics for PostgreSQL's planner.
-    static func backlog(_ backend: StorageBackend, count: Int = 20000, analyzed: Bool = true) -> [String] {
+    static func backlog(
+        _ backend: StorageBackend, count: Int = 20000, analyzed: Bool = true, statistics: Statistics? = nil
+    ) -> [String] {
         let numbers = Self.numbers(upTo: count, backend)
+        let due = """
+            UPDATE inbox SET status = CASE WHEN received_at % 10 = 0 THEN 'failed' ELSE 'pending' END,
+                attempts = CASE WHEN received_at % 10 = 0 THEN 1 ELSE 0 END,
+                next_attempt_at = CASE WHEN received_at % 10 = 0 THEN \(now) + received_at ELSE received_at END
+            """
+        if let statistics {
+            // Written processed, then made due: with `.stale`, analyzed in between.
+            let processed = """
+                INSERT INTO inbox (store, dedupe_key, received_at, status, attempts, processed_at)
+                \(numbers)
+                SELECT 'app_store', 'n-' || i, i, 'processed', 1, i FROM n
+                """
+            // Payloads the size of an App Store notification's stored body and kept record: the
+            // planner prices reading the table whole by its pages.
+            let payloads = Self.payloads(backend, bytes: 3400)
+            return switch statistics {
+            case .current: [processed, payloads, due, "ANALYZE inbox, inbox_payloads"]
+            case .none: [processed, payloads, due]
+            case .stale: [processed, payloads, "ANALYZE inbox, inbox_payloads", due]
+            }
+        }
         var statements = [
             """
             INSERT INTO inbox (store, dedupe_key, received_at, status, attempts, next_attempt_at)
@@ -550,12 +592,17 @@ extension QueryPlanTests {
 }
 
 extension QueryPlanTests {
-    /// A one-byte payload for every notification in the inbox.
-    static func payloads(_ backend: StorageBackend) -> String {
-        """
-        INSERT INTO inbox_payloads (store, dedupe_key, body)
-        SELECT store, dedupe_key, \(backend == .sqlite ? "X'00'" : "'\\x00'::bytea") FROM inbox
-        """
+    /// A payload of `bytes` bytes (one by default) for every notification in the inbox.
+    static func payloads(_ backend: StorageBackend, bytes: Int = 1) -> String {
+        let body =
+            switch backend {
+            case .sqlite: "zeroblob(\(bytes))"
+            case .postgresql: "convert_to(repeat('x', \(bytes)), 'UTF8')"
+            }
+        return """
+            INSERT INTO inbox_payloads (store, dedupe_key, body)
+            SELECT store, dedupe_key, \(body) FROM inbox
+            """
     }
 }
 
