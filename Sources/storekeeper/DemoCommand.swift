@@ -52,7 +52,7 @@ struct DemoCommand: AsyncParsableCommand {
         // which the deployment creates below.
         let clock = Mutex<(@Sendable () -> Date)?>(nil)
         let simulatedNow: @Sendable () -> Date = { clock.withLock { $0 }?() ?? Date() }
-        let told = Mutex(false)
+        let storyTold = Mutex(false)
         let interrupted = try await Self.untilInterrupted {
             try await DemoWebhookReceiver.withRunning(now: simulatedNow, logger: logger) { receiver, url in
                 var options = options
@@ -73,7 +73,7 @@ struct DemoCommand: AsyncParsableCommand {
                     Self.write("  console    \(deployment.baseURL)/console (sign in as demo, password \(password))")
                     let story = DemoStory(deployment: deployment, webhooks: receiver) { Self.write(Self.format($0)) }
                     try await story.run()
-                    told.withLock { $0 = true }
+                    storyTold.withLock { $0 = true }
                     if keepRunning {
                         Self.write("")
                         Self.write("Running until interrupted (Ctrl-C): console at \(deployment.baseURL)/console")
@@ -82,7 +82,7 @@ struct DemoCommand: AsyncParsableCommand {
                 }
             }
         }
-        if interrupted && !told.withLock({ $0 }) {
+        if interrupted && !storyTold.withLock({ $0 }) {
             Self.write("")
             Self.write(
                 keep ? "Interrupted; kept \(directory.path)" : "Interrupted; the temporary directory is removed.")
