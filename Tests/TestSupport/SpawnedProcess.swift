@@ -137,6 +137,27 @@ public final class SpawnedProcess: Sendable {
     /// Sends SIGTERM.
     public func terminate() { send(SIGTERM) }
 
+    /// Sends `signal` as soon as the child's standard output contains `marker`, watching from a
+    /// thread of its own every millisecond: a task on the tests' shared cooperative pool can wait
+    /// seconds for its turn under the full suite, long enough for the child to have gone past
+    /// the moment the signal was meant for. Whether the marker came (and the signal went) within
+    /// `timeout`, the child still running.
+    public func send(_ signal: Int32, onceOutputContains marker: String, within timeout: TimeInterval) async -> Bool {
+        await withCheckedContinuation { continuation in
+            Thread.detachNewThread {
+                let deadline = Date().addingTimeInterval(timeout)
+                while self.isRunning, Date() < deadline {
+                    if self.standardOutput.contains(marker) {
+                        self.send(signal)
+                        return continuation.resume(returning: true)
+                    }
+                    usleep(1000)
+                }
+                continuation.resume(returning: false)
+            }
+        }
+    }
+
     /// Waits until the child has ended, or `timeout` has passed, checking every 5 ms without
     /// holding a thread (the tests share Swift's small cooperative pool); whether it ended.
     public func exited(within timeout: TimeInterval) async throws -> Bool {

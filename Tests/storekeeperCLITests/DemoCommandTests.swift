@@ -74,14 +74,11 @@ import Testing
         guard let executable = CLI.executable else { throw CLI.MissingExecutable() }
         let process = try SpawnedProcess(executable, ["demo"])
         defer { process.terminate() }
-        let deadline = Date().addingTimeInterval(180)
-        while !process.standardOutput.contains("== App Store"), process.isRunning, Date() < deadline {
-            try await Task.sleep(for: .milliseconds(20))
-        }
+        let sent = await process.send(SIGINT, onceOutputContains: "== App Store", within: 180)
         let text = process.standardOutput
+        try #require(sent, "\(text)")
         let server = try #require(text.split(separator: "\n").first { $0.contains("  server     ") }, "\(text)")
         let database = try #require(server.split(separator: "(SQLite: ").last.map { String($0.dropLast()) })
-        process.send(SIGINT)
         #expect(try await process.exited(within: 60), "still running after SIGINT")
         #expect(process.termination == .exited(130), "\(process.standardOutput)\n\(process.standardError)")
         #expect(process.standardOutput.contains("Interrupted; the temporary directory is removed."))
