@@ -57,14 +57,12 @@ import Testing
         #expect(response.url?.path == "/console/overview", "\(page)")
         #expect(page.contains("demo · operator"), "\(page)")
 
-        let server = try #require(text.split(separator: "\n").first { $0.contains("  server     ") }, "\(text)")
-        let database = try #require(server.split(separator: "(SQLite: ").last.map { String($0.dropLast()) })
+        let (database, directory) = try Self.storage(printedIn: text)
         #expect(FileManager.default.fileExists(atPath: database))
         process.send(SIGINT)
         #expect(try await process.exited(within: 60), "still running after SIGINT")
         #expect(process.termination == .exited(0), "\(process.standardError)")
         #expect(process.standardOutput.contains("Done; the temporary directory is removed."))
-        let directory = URL(fileURLWithPath: database).deletingLastPathComponent().path
         #expect(!FileManager.default.fileExists(atPath: directory), "\(directory) is left behind")
     }
 
@@ -77,14 +75,19 @@ import Testing
         let sent = await process.send(SIGINT, onceOutputContains: "== App Store", within: 180)
         let text = process.standardOutput
         try #require(sent, "\(text)")
-        let server = try #require(text.split(separator: "\n").first { $0.contains("  server     ") }, "\(text)")
-        let database = try #require(server.split(separator: "(SQLite: ").last.map { String($0.dropLast()) })
+        let directory = try Self.storage(printedIn: text).directory
         #expect(try await process.exited(within: 60), "still running after SIGINT")
         #expect(process.termination == .exited(130), "\(process.standardOutput)\n\(process.standardError)")
         #expect(process.standardOutput.contains("Interrupted; the temporary directory is removed."))
         #expect(!process.standardOutput.contains("== Google Play"), "the story went on")
-        let directory = URL(fileURLWithPath: database).deletingLastPathComponent().path
         #expect(!FileManager.default.fileExists(atPath: directory), "\(directory) is left behind")
+    }
+
+    /// The database path the demo's `server` line prints, and the temporary directory holding it.
+    static func storage(printedIn text: String) throws -> (database: String, directory: String) {
+        let server = try #require(text.split(separator: "\n").first { $0.contains("  server     ") }, "\(text)")
+        let database = try #require(server.split(separator: "(SQLite: ").last.map { String($0.dropLast()) })
+        return (database, URL(fileURLWithPath: database).deletingLastPathComponent().path)
     }
 
     @Test func refusesAnUnknownPolicy() async throws {
