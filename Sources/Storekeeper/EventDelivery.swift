@@ -3,7 +3,8 @@ public import Foundation
 /// One event on its way to one webhook endpoint (the delivery queue, one row per endpoint and event).
 public struct EventDelivery: Sendable, Hashable {
     public enum Status: String, Sendable, Hashable, Codable, CaseIterable {
-        /// Not delivered yet: due at `nextAttemptAt`.
+        /// Not delivered yet: due at `nextAttemptAt`, or, without one, waiting for the earlier
+        /// pending delivery of its ordering key to be done.
         case pending
         /// The receiver answered 2xx.
         case delivered
@@ -22,6 +23,8 @@ public struct EventDelivery: Sendable, Hashable {
     public var status: Status
     /// Attempts made so far.
     public var attempts: Int
+    /// When a pending delivery is due; nil while it waits behind its customer's earlier one (and
+    /// once it is delivered or dead).
     public var nextAttemptAt: Date?
     /// The last attempt's HTTP status (nil: no answer).
     public var lastStatusCode: Int?

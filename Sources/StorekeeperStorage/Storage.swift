@@ -337,12 +337,15 @@ public protocol StorageTransaction: ConsoleQueries, OverviewRollupQueries, Senda
     func lastEventPosition() async throws -> Int
 
     /// Queues the events for `endpoint`, due at `now`; an event already queued there is queued
-    /// again from its first attempt (a replay or a redelivery).
+    /// again from its first attempt (a replay or a redelivery). One queued behind an earlier
+    /// pending delivery of its ordering key waits without a next attempt (see
+    /// ``recordDeliveryAttempts(_:)``).
     func enqueueDeliveries(endpoint: String, events: [StoredEvent], now: Date) async throws
     /// Reads at most `limit` numbered events after `position` and queues for `endpoint`, due at
-    /// `now`, those of `types` and `environments` (empty: all; an event without an environment
-    /// passes), copying them inside the database (no event body leaves it). Returns the last
-    /// position read (nil: none was), how many were read and how many of them were queued.
+    /// `now` (or waiting, as above), those of `types` and `environments` (empty: all; an event
+    /// without an environment passes), copying them inside the database (no event body leaves
+    /// it). Returns the last position read (nil: none was), how many were read and how many of
+    /// them were queued.
     func enqueueDeliveries(
         endpoint: String, after position: Int, types: Set<EventType>, environments: Set<PurchaseEnvironment>,
         limit: Int, now: Date
@@ -354,13 +357,18 @@ public protocol StorageTransaction: ConsoleQueries, OverviewRollupQueries, Senda
     /// The earliest time a pending delivery of `endpoint` is due (nil: nothing pending).
     func nextDeliveryDue(endpoint: String) async throws -> Date?
     /// Saves attempts' outcomes: each delivery's new state, and the attempts in the log in the
-    /// order given.
+    /// order given. Where one ends its delivery (delivered or dead), the earliest pending delivery
+    /// of its ordering key, if it was waiting without a next attempt, becomes due at that attempt's
+    /// time. So a customer's earliest pending delivery always has a next attempt, and those behind
+    /// it none until it is done: a round reads only what can be due, however many wait behind a
+    /// receiver that is down.
     func recordDeliveryAttempts(_ outcomes: [(DeliveryAttempt, EventDelivery)]) async throws
     func deliveries(endpoint: String, status: EventDelivery.Status?, limit: Int) async throws -> [EventDelivery]
     /// The newest attempts first.
     func deliveryAttempts(endpoint: String, eventID: UUID?, limit: Int) async throws -> [DeliveryAttempt]
     func deliveryCounts(endpoint: String) async throws -> [EventDelivery.Status: Int]
-    /// When the oldest pending delivery's event occurred (nil: nothing pending): the lag.
+    /// When the event of `endpoint`'s earliest queued pending delivery (the lowest position)
+    /// occurred (nil: nothing pending): the lag.
     func oldestPendingDelivery(endpoint: String) async throws -> Date?
 
     /// A named position kept between runs (e.g. the last notification-history date fetched).

@@ -122,6 +122,124 @@ import Testing
         }
     }
 
+    /// A customer's later deliveries wait without a next attempt, out of the due deliveries'
+    /// index, until the earlier one is delivered or dead; then the next becomes due at the time of
+    /// the attempt that ended it. Behind a receiver that is down, a round so reads each customer's
+    /// first delivery only (the `receiver-down` benchmark).
+    @Test(arguments: StorageBackend.available)
+    func laterDeliveriesWaitWithoutANextAttemptUntilTheEarlierEnds(backend: StorageBackend) async throws {
+        try await TestDatabase.withFresh(backend) { storage, _ async throws in
+            let now = Date(timeIntervalSince1970: 1_767_225_600)
+            let numbered = try await storage.transaction { tx async throws in
+                try await tx.appendEvents([Self.event("a"), Self.event("a"), Self.event("a"), Self.event("b")])
+                _ = try await tx.sequenceEvents(limit: 10)
+                let queued = try await tx.enqueueDeliveries(
+                    endpoint: "x", after: 0, types: [], environments: [], limit: 10, now: now)
+                #expect(queued.queued == 4)
+                return try await tx.events(after: 0, customer: nil, types: [], limit: 10)
+            }
+            func nextAttempts() async throws -> [Date?] {
+                try await storage.transaction { try await $0.deliveries(endpoint: "x", status: nil, limit: 10) }
+                    .map(\.nextAttemptAt)
+            }
+            func due(at time: Date) async throws -> [Int] {
+                try await storage.transaction { try await $0.dueDeliveries(endpoint: "x", now: time, limit: 10) }
+                    .map(\.position)
+            }
+            #expect(try await nextAttempts() == [now, nil, nil, now])
+            let first = try #require(
+                try await storage.transaction { try await $0.dueDeliveries(endpoint: "x", now: now, limit: 10) }.first)
+            #expect(first.position == 1)
+
+            let retry = now.addingTimeInterval(60)
+            try await storage.transaction {
+                try await $0.recordDeliveryAttempts([Self.outcome(first, .pending, at: now, next: retry)])
+            }
+            #expect(try await nextAttempts() == [retry, nil, nil, now], "a failure leaves the rest waiting")
+            #expect(try await due(at: now) == [4])
+            #expect(try await due(at: retry) == [1, 4])
+
+            let ended = retry.addingTimeInterval(1)
+            try await storage.transaction {
+                try await $0.recordDeliveryAttempts([Self.outcome(first, .delivered, at: ended)])
+            }
+            #expect(
+                try await nextAttempts() == [nil, ended, nil, now], "the next waits no more; the one after still does")
+            #expect(try await due(at: ended) == [2, 4])
+
+            // Queued again before the customer's pending ones (a redelivery): due at once, and the
+            // one already due waits behind it by the order test; one queued again behind an
+            // earlier pending one waits.
+            try await storage.transaction { tx async throws in
+                try await tx.enqueueDeliveries(endpoint: "x", events: [numbered[0], numbered[2]], now: ended)
+            }
+            #expect(try await nextAttempts() == [ended, ended, nil, now])
+            #expect(try await due(at: ended) == [1, 4])
+            #expect(try await storage.transaction { try await $0.oldestPendingDelivery(endpoint: "x") } == now)
+        }
+    }
+
+    /// On PostgreSQL what ends a delivery and what queues one behind it take turns: a delivery
+    /// queued as waiting while the one before it was being ended by another transaction, unseen by
+    /// each other, would wait for ever.
+    @Test(.enabled(if: StorageBackend.postgresURL != nil, StorageBackend.skippedPostgresMessage))
+    func aDeliveryQueuedWhileTheOneBeforeItEndsGetsItsTurn() async throws {
+        try await TestDatabase.withFresh(.postgresql) { storage, database async throws in
+            let now = Date(timeIntervalSince1970: 1_767_225_600)
+            let numbered = try await storage.transaction { tx async throws in
+                try await tx.appendEvents([Self.event("a"), Self.event("a")])
+                _ = try await tx.sequenceEvents(limit: 10)
+                let numbered = try await tx.events(after: 0, customer: nil, types: [], limit: 10)
+                try await tx.enqueueDeliveries(endpoint: "x", events: [numbered[0]], now: now)
+                return numbered
+            }
+            let first = try #require(
+                try await storage.transaction { try await $0.dueDeliveries(endpoint: "x", now: now, limit: 10) }.first)
+            let other = try await database.open()
+            let (recorded, recordedContinuation) = AsyncStream.makeStream(of: Void.self)
+            let (release, releaseContinuation) = AsyncStream.makeStream(of: Void.self)
+            async let ending: Void = storage.transaction { tx async throws in
+                try await tx.recordDeliveryAttempts([Self.outcome(first, .delivered, at: now)])
+                recordedContinuation.yield()
+                var waiting = release.makeAsyncIterator()
+                _ = await waiting.next()
+            }
+            var started = recorded.makeAsyncIterator()
+            _ = await started.next()
+            async let queueing: Void = other.transaction { tx async throws in
+                try await tx.enqueueDeliveries(endpoint: "x", events: [numbered[1]], now: now)
+            }
+            // Time for the queueing transaction to read the first delivery as still pending, were
+            // it not held back until the ending one commits.
+            try await Task.sleep(for: .milliseconds(300))
+            releaseContinuation.yield()
+            try await ending
+            try await queueing
+            try await other.close()
+            #expect(
+                try await storage.transaction { try await $0.dueDeliveries(endpoint: "x", now: now, limit: 10) }
+                    .map(\.position) == [2])
+        }
+    }
+
+    /// `delivery`'s outcome of an attempt at `time`: `status`, with `next` as its next attempt.
+    static func outcome(
+        _ delivery: EventDelivery, _ status: EventDelivery.Status, at time: Date, next: Date? = nil
+    ) -> (DeliveryAttempt, EventDelivery) {
+        var after = delivery
+        after.status = status
+        after.attempts += 1
+        after.nextAttemptAt = next
+        after.lastStatusCode = status == .delivered ? 200 : 503
+        after.lastError = status == .delivered ? nil : "HTTP 503"
+        after.deliveredAt = status == .delivered ? time : nil
+        let attempt = DeliveryAttempt(
+            endpoint: delivery.endpoint, eventID: delivery.eventID, position: delivery.position,
+            attempt: after.attempts, attemptedAt: time, statusCode: after.lastStatusCode, latencyMilliseconds: 5,
+            error: after.lastError)
+        return (attempt, after)
+    }
+
     /// A round's outcomes are saved together: each delivery's own new state, and the attempts
     /// in the log in the order given.
     @Test(arguments: StorageBackend.available)

@@ -326,6 +326,51 @@ import Testing
         }
     }
 
+    /// Queueing a delivery asks whether an earlier one of its customer is pending, and ending one
+    /// looks for the customer's next: each a search of `webhook_deliveries_pending` by key, not a
+    /// read of the endpoint's pending deliveries (PostgreSQL also without statistics and with stale ones).
+    @Test(
+        arguments: StorageBackend.available.flatMap { backend in
+            backend == .postgresql ? Statistics.allCases.map { (backend, $0) } : [(backend, .current)]
+        })
+    func queueingAndEndingSearchTheCustomersPendingDeliveries(backend: StorageBackend, statistics: Statistics)
+        async throws
+    {
+        try await withFresh(backend, rows: Self.deliveries(backend, statistics: statistics)) { storage in
+            let now = Date(timeIntervalSince1970: 4e9)
+            let events = (19_990...19_999).map { position in
+                StoredEvent(
+                    position: position, id: UUID(), type: .balanceChanged, customerID: nil, environment: nil,
+                    orderingKey: "c\(position % 64)", occurredAt: now, body: Data())
+            }
+            let queueing = try await plan(of: storage, backend) {
+                try await $0.enqueueDeliveries(endpoint: "hooks", events: events, now: now)
+            }
+            let ended = EventDelivery(
+                endpoint: "hooks", position: 14_001, eventID: UUID(), eventType: .balanceChanged, orderingKey: "c49",
+                status: .delivered, attempts: 1, nextAttemptAt: nil, deliveredAt: now, occurredAt: now)
+            let attempt = DeliveryAttempt(
+                endpoint: "hooks", eventID: ended.eventID, position: ended.position, attempt: 1, attemptedAt: now,
+                statusCode: 200, latencyMilliseconds: 5, error: nil)
+            let ending = try await plan(of: storage, backend) {
+                try await $0.recordDeliveryAttempts([(attempt, ended)])
+            }
+            for plan in [queueing, ending] {
+                if backend == .sqlite {
+                    // "SEARCH earlier USING INDEX webhook_deliveries_pending (endpoint=? AND ordering_key=? AND position<?)"
+                    #expect(
+                        plan.split(separator: "\n").contains {
+                            $0.contains("INDEX webhook_deliveries_pending (") && $0.contains("ordering_key=?")
+                        }, "\(plan)")
+                    #expect(!plan.contains("SCAN earlier") && !plan.contains("SCAN waiting"), "\(plan)")
+                } else {
+                    expect(plan, searches: "webhook_deliveries_pending", by: "ordering_key", backend)
+                    #expect(!plan.contains("Seq Scan on webhook_deliveries"), "\(plan)")
+                }
+            }
+        }
+    }
+
     /// PostgreSQL analyzes the delivery log after a burst whatever its size (see migration 23).
     @Test(.enabled(if: StorageBackend.postgresURL != nil, StorageBackend.skippedPostgresMessage))
     func theDeliveryLogIsAnalyzedAfterEveryFewThousandChanges() async throws {

@@ -43,6 +43,14 @@ import StorekeeperStorage
 //
 //     backlog sqlite: <N> notifications processed at <P>/s (first half <A>/s, second half <B>/s); verifier alone: <M>/s
 //
+// With --receiver-down nothing is ingested: the server's webhook dispatcher delivers to a loopback
+// receiver answering 503, with a backlog written straight to the event log (`--count`, 100,000 by
+// default, over `--customers`, 1,000 by default), each customer's first delivery failed and
+// waiting for its retry. It prints the median delivery round with the backlog queued, next to the
+// median round with only each customer's first delivery pending (measured first, in the same run):
+//
+//     receiver-down sqlite: a delivery round takes <X> ms with <N> pending over <C> customers, <Y> ms with <C> (each customer's first); ratio <R>; backlog queued at <Q>/s
+//
 // On PostgreSQL every run gets a fresh database on the server STOREKEEPER_BENCH_POSTGRES_URL
 // names (created, then dropped; with --webhooks, one for each of its two deployments): on the URL's
 // own database, rows piled up from run to run and later runs were slower.
@@ -50,11 +58,14 @@ import StorekeeperStorage
 struct Arguments {
     var storage = "sqlite"
     var instances = 1
-    var count = 5000
+    /// Given with `--count`; each run has its default (``count(default:)``).
+    var givenCount: Int?
     var concurrency = 32
     var webhooks = false
     var backlog = false
-    var customers = 1
+    var receiverDown = false
+    /// Given with `--customers`; each run has its default (``customers(default:)``).
+    var givenCustomers: Int?
     /// Processing loops per instance (`processing.workers`; the server's default when not given).
     var workers: Int?
     /// Notifications claimed at once (`processing.batchSize`; the server's default when not given).
@@ -72,26 +83,35 @@ struct Arguments {
             switch argument {
             case "sqlite", "postgres": storage = argument
             case "--instances": instances = try number()
-            case "--count": count = try number()
+            case "--count": givenCount = try number()
             case "--concurrency": concurrency = try number()
             case "--webhooks": webhooks = true
             case "--backlog": backlog = true
-            case "--customers": customers = try number()
+            case "--receiver-down": receiverDown = true
+            case "--customers": givenCustomers = try number()
             case "--workers": workers = try number()
             case "--batch-size": batchSize = try number()
             default:
                 throw BenchmarkError(
-                    "usage: ingest-throughput [sqlite|postgres] [--instances N] [--count C] [--concurrency K] [--customers N] [--workers W] [--batch-size B] [--webhooks | --backlog]"
+                    "usage: ingest-throughput [sqlite|postgres] [--instances N] [--count C] [--concurrency K] [--customers N] [--workers W] [--batch-size B] [--webhooks | --backlog | --receiver-down]"
                 )
             }
         }
-        if (webhooks || backlog) && instances > 1 {
-            throw BenchmarkError("--webhooks and --backlog run one instance")
+        if (webhooks || backlog || receiverDown) && instances > 1 {
+            throw BenchmarkError("--webhooks, --backlog and --receiver-down run one instance")
+        }
+        if [webhooks, backlog, receiverDown].filter({ $0 }).count > 1 {
+            throw BenchmarkError("--webhooks, --backlog and --receiver-down are separate runs: give one")
         }
         if storage == "sqlite" && instances > 1 {
             throw BenchmarkError("several instances share a PostgreSQL database; use postgres")
         }
     }
+}
+
+extension Arguments {
+    func count(default value: Int) -> Int { givenCount ?? value }
+    func customers(default value: Int) -> Int { givenCustomers ?? value }
 }
 
 /// The arguments, and the PostgreSQL server's URL when they name PostgreSQL. A usage error is
@@ -126,15 +146,22 @@ var options = SimulatedDeployment.Options(
         batchSize: arguments.batchSize ?? ProcessingSettings().batchSize,
         workers: arguments.workers ?? ProcessingSettings().workers),
     simulatorSeed: UInt64.random(in: 1...UInt64.max), logger: logger)
-let (instances, count, concurrency) = (arguments.instances, arguments.count, arguments.concurrency)
+let (instances, count, concurrency) = (arguments.instances, arguments.count(default: 5000), arguments.concurrency)
 if arguments.webhooks {
     try await WebhookBenchmark(
         options: options, storageName: arguments.storage, count: count, concurrency: concurrency
     ).run()
     exit(0)
 }
+if arguments.receiverDown {
+    try await ReceiverDownBenchmark(
+        options: options, storageName: arguments.storage, pending: arguments.count(default: 100_000),
+        customers: arguments.customers(default: 1000)
+    ).run()
+    exit(0)
+}
 if arguments.backlog {
-    let customers = arguments.customers
+    let customers = arguments.customers(default: 1)
     let line = try await withFreshDatabase(options) { [count, concurrency, customers] options in
         try await SimulatedDeployment.withRunning(options) { deployment in
             try await IngestRun(
@@ -147,7 +174,7 @@ if arguments.backlog {
     print("backlog \(arguments.storage): \(line)")
     exit(0)
 }
-let customers = arguments.customers
+let customers = arguments.customers(default: 1)
 let result = try await withFreshDatabase(options) { [instances, count, concurrency, customers] options in
     try await SimulatedDeployment.withRunning(options) { deployment in
         try await withInstances(instances, of: deployment, urls: [deployment.baseURL]) { urls in

@@ -118,23 +118,15 @@ extension SQLStorageTransaction {
     func enqueueDeliveries(endpoint: String, events: [StoredEvent], now: Date) async throws {
         let numbered = events.compactMap { event in event.position.map { (event, $0) } }
         guard !numbered.isEmpty else { return }
-        let due = StoredTime.milliseconds(now)
-        let values = numbered.map { event, position -> SQLQueryString in
-            """
-            (\(bind: endpoint), \(bind: position), \(bind: event.id.uuidString.lowercased()),
-             \(bind: event.type.rawValue), \(bind: event.orderingKey), 'pending', 0, \(bind: due),
-             \(bind: StoredTime.milliseconds(event.occurredAt)))
-            """
+        let given = SQLRows(columnCount: 5, numbered) { event, position in
+            [
+                .integer(position), .text(event.id.uuidString.lowercased()), .text(event.type.rawValue),
+                .text(event.orderingKey), .integer(StoredTime.milliseconds(event.occurredAt)),
+            ]
         }
-        try await run(
-            """
-            INSERT INTO webhook_deliveries
-                (endpoint, position, event_id, event_type, ordering_key, status, attempts, next_attempt_at, occurred_at)
-            VALUES \(values.joined(separator: ", "))
-            ON CONFLICT (endpoint, position) DO UPDATE SET
-                status = 'pending', attempts = 0, next_attempt_at = excluded.next_attempt_at, last_status = NULL,
-                last_error = NULL, delivered_at = NULL
-            """)
+        _ = try await queue(
+            "queued (position, id, type, ordering_key, occurred_at) AS (\(given.source(flavor, ordered: false)))",
+            for: endpoint, where: [], now: now)
     }
 
     func enqueueDeliveries(
@@ -154,7 +146,7 @@ extension SQLStorageTransaction {
             return (last, try reader.int("read"))
         }
         guard let lastRead else { return (nil, 0, 0) }
-        var filters: [SQLQueryString] = ["TRUE"]
+        var filters: [SQLQueryString] = []
         if !types.isEmpty {
             filters.append(
                 "type IN (\(types.sorted().map { "\(bind: $0.rawValue)" as SQLQueryString }.joined(separator: ", ")))")
@@ -163,26 +155,53 @@ extension SQLStorageTransaction {
             let list = environments.map(\.rawValue).sorted().map { "\(bind: $0)" as SQLQueryString }
             filters.append("(environment IS NULL OR environment IN (\(list.joined(separator: ", "))))")
         }
+        let queued = try await queue("queued AS (\(page))", for: endpoint, where: filters, now: now)
+        return (lastRead.last, lastRead.read, queued)
+    }
+
+    /// Serializes what queues deliveries with what ends them (PostgreSQL; SQLite has one writer):
+    /// a delivery queued as waiting behind one that a concurrent transaction is ending would
+    /// otherwise never get a next attempt (see ``queue(_:for:where:now:)``).
+    private static let deliveryQueueLock = "webhooks:delivery-queue"
+
+    /// Queues the rows of the `WITH` clause `source` (a table `queued` with position, id, type,
+    /// ordering_key and occurred_at) that pass `filters`, for `endpoint`, as pending from the first
+    /// attempt; returns how many. Each is due at `now` unless an earlier delivery of its ordering
+    /// key is pending, already or among these: then it waits without a next attempt, out of
+    /// `webhook_deliveries_due_in_order`, until ``recordDeliveryAttempts(_:)`` ends the one before
+    /// it. Behind a receiver that is down, a round then reads each customer's first delivery, not
+    /// every one queued behind it (1.4 s a round on PostgreSQL with 100,000 queued).
+    private func queue(
+        _ source: SQLQueryString, for endpoint: String, where filters: [SQLQueryString], now: Date
+    ) async throws -> Int {
+        try await lock(Self.deliveryQueueLock)
         // The WHERE before ON CONFLICT is required by SQLite's parser for an upsert from a SELECT.
-        let queued = try await rows(
+        return try await rows(
             """
-            WITH page AS (\(page))
+            WITH \(source)
             INSERT INTO webhook_deliveries
                 (endpoint, position, event_id, event_type, ordering_key, status, attempts, next_attempt_at, occurred_at)
-            SELECT \(bind: endpoint), position, id, type, ordering_key, 'pending', 0, \(bind: StoredTime.milliseconds(now)),
-                   occurred_at
-            FROM page WHERE \(filters.joined(separator: " AND "))
+            SELECT \(bind: endpoint), position, id, type, ordering_key, 'pending', 0,
+                CASE WHEN ROW_NUMBER() OVER (PARTITION BY ordering_key ORDER BY position) > 1 OR EXISTS (
+                    SELECT 1 FROM webhook_deliveries earlier
+                    WHERE earlier.endpoint = \(bind: endpoint) AND earlier.status = 'pending'
+                      AND earlier.ordering_key = queued.ordering_key AND earlier.position < queued.position)
+                THEN NULL ELSE \(bind: StoredTime.milliseconds(now)) END,
+                occurred_at
+            FROM queued WHERE \((["TRUE"] + filters).joined(separator: " AND "))
             ON CONFLICT (endpoint, position) DO UPDATE SET
                 status = 'pending', attempts = 0, next_attempt_at = excluded.next_attempt_at, last_status = NULL,
                 last_error = NULL, delivered_at = NULL
             RETURNING position
-            """)
-        return (lastRead.last, lastRead.read, queued.count)
+            """
+        ).count
     }
 
     func dueDeliveries(endpoint: String, now: Date, limit: Int) async throws -> [EventDelivery] {
         guard limit > 0 else { return [] }
-        // A delivery is due only as its customer's earliest pending one. Asked as a scalar
+        // A delivery is due only as its customer's earliest pending one. Those queued behind it
+        // wait without a next attempt, out of the index (`queue`); one queued again before it (a
+        // redelivery or a replay) is in it until then, and this test keeps it waiting. Asked as a scalar
         // subquery, not `NOT EXISTS`: PostgreSQL turns the latter into an anti-join, which without
         // statistics it ran as a nested loop testing every pending row against every other; a
         // scalar subquery stays a search by (customer, position) for each row read. Rows are read
@@ -218,6 +237,8 @@ extension SQLStorageTransaction {
     /// ``WebhookSettings/concurrency``, 16 by default): two per outcome were most of a delivery
     /// round's round trips to PostgreSQL.
     func recordDeliveryAttempts(_ outcomes: [(DeliveryAttempt, EventDelivery)]) async throws {
+        let ending = outcomes.contains { $0.1.status != .pending }
+        if ending { try await lock(Self.deliveryQueueLock) }
         for chunk in flavor.statementChunks(outcomes, limit: Self.rowsPerStatement) {
             let states = SQLRows(columnCount: 8, chunk) { _, delivery in
                 [
@@ -250,7 +271,36 @@ extension SQLStorageTransaction {
                     (endpoint, event_id, position, attempt, attempted_at, status_code, latency_ms, error)
                 \(attempts.source(flavor))
                 """)
+            if ending { try await startWaitingDeliveries(after: chunk.filter { $0.1.status != .pending }) }
         }
+    }
+
+    /// For each delivery just ended: the earliest pending delivery of its endpoint and ordering
+    /// key, if it waits without a next attempt (``queue(_:for:where:now:)``), becomes due at the
+    /// time of the attempt that ended the one before it.
+    private func startWaitingDeliveries(after ended: [(DeliveryAttempt, EventDelivery)]) async throws {
+        guard !ended.isEmpty else { return }
+        let keys = SQLRows(columnCount: 3, ended) { attempt, delivery in
+            [
+                .text(delivery.endpoint), .text(delivery.orderingKey),
+                .integer(StoredTime.milliseconds(attempt.attemptedAt)),
+            ]
+        }
+        try await run(
+            """
+            WITH ended (endpoint, ordering_key, at) AS (\(keys.source(flavor, ordered: false))),
+            following AS (
+                SELECT ended.endpoint, MAX(ended.at) AS at, (
+                    SELECT MIN(waiting.position) FROM webhook_deliveries waiting
+                    WHERE waiting.endpoint = ended.endpoint AND waiting.status = 'pending'
+                      AND waiting.ordering_key = ended.ordering_key) AS position
+                FROM ended GROUP BY ended.endpoint, ended.ordering_key)
+            UPDATE webhook_deliveries SET next_attempt_at = following.at
+            FROM following
+            WHERE webhook_deliveries.endpoint = following.endpoint
+              AND webhook_deliveries.position = following.position
+              AND webhook_deliveries.status = 'pending' AND webhook_deliveries.next_attempt_at IS NULL
+            """)
     }
 
     func deliveries(endpoint: String, status: EventDelivery.Status?, limit: Int) async throws -> [EventDelivery] {
@@ -299,13 +349,19 @@ extension SQLStorageTransaction {
     }
 
     func oldestPendingDelivery(endpoint: String) async throws -> Date? {
+        // The lowest pending position is its customer's earliest pending delivery, which always
+        // has a next attempt: one entry of `webhook_deliveries_due_in_order`, where the oldest
+        // `occurred_at` was a scan of every pending delivery (39 ms at 100,000), run each round
+        // that finds nothing due. Events are numbered in commit order, so it is the oldest but for
+        // commits milliseconds apart.
         guard
             let found = try await row(
                 """
-                SELECT MIN(occurred_at) AS oldest FROM webhook_deliveries
-                WHERE endpoint = \(bind: endpoint) AND status = 'pending'
+                SELECT occurred_at FROM webhook_deliveries
+                WHERE endpoint = \(bind: endpoint) AND status = 'pending' AND next_attempt_at IS NOT NULL
+                ORDER BY position LIMIT 1
                 """)
         else { return nil }
-        return try RowReader(row: found, table: "webhook_deliveries").optionalDate("oldest")
+        return try RowReader(row: found, table: "webhook_deliveries").date("occurred_at")
     }
 }

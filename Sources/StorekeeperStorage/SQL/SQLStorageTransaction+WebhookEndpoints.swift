@@ -123,8 +123,9 @@ extension SQLStorageTransaction {
     }
 
     func firstPendingDeliveryPosition() async throws -> Int? {
-        // Every pending delivery has a next attempt; asked for as well, as the partial index's
-        // predicate has it (migration 23).
+        // The lowest pending delivery is its customer's earliest, which always has a next attempt
+        // (`recordDeliveryAttempts`); asked for, as the partial index's predicate has it
+        // (migration 23).
         guard
             let found = try await row(
                 """
