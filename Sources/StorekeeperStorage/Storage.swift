@@ -367,8 +367,7 @@ public protocol StorageTransaction: ConsoleQueries, OverviewRollupQueries, Senda
     /// The newest attempts first.
     func deliveryAttempts(endpoint: String, eventID: UUID?, limit: Int) async throws -> [DeliveryAttempt]
     func deliveryCounts(endpoint: String) async throws -> [EventDelivery.Status: Int]
-    /// When the event of `endpoint`'s earliest queued pending delivery (the lowest position)
-    /// occurred (nil: nothing pending): the lag.
+    /// When the oldest pending delivery's event occurred (nil: nothing pending): the lag.
     func oldestPendingDelivery(endpoint: String) async throws -> Date?
 
     /// A named position kept between runs (e.g. the last notification-history date fetched).

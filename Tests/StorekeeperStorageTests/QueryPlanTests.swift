@@ -309,6 +309,10 @@ import Testing
                 _ = try await $0.dueDeliveries(endpoint: "hooks", now: Date(timeIntervalSince1970: 4e9), limit: 16)
             }
             expect(due, uses: "webhook_deliveries_due_in_order", sorted: false, backend)
+            // A round that finds nothing due reads the lag from the first entry of the same index
+            // (the oldest `occurred_at` was a scan of every pending delivery).
+            let lag = try await plan(of: storage, backend) { _ = try await $0.oldestPendingDelivery(endpoint: "hooks") }
+            expect(lag, uses: "webhook_deliveries_due_in_order", sorted: false, backend)
             if backend == .sqlite {
                 // "SEARCH earlier USING INDEX webhook_deliveries_pending (endpoint=? AND ordering_key=? AND position<?)"
                 #expect(
