@@ -7,6 +7,7 @@ import Storekeeper
 import StorekeeperDemo
 import StorekeeperServer
 import StorekeeperStorage
+import Synchronization
 
 /// What a webhook delivery round costs while the endpoint's receiver is down with a backlog
 /// queued (see main.swift): the server's own dispatcher, on a fresh database, delivering to a
@@ -17,7 +18,9 @@ import StorekeeperStorage
 /// deliveries pending, the baseline. Then `pending` events more are written over the same
 /// customers and queued, all waiting behind their customer's failed first, and rounds are timed
 /// again. A round whose cost followed the backlog rather than the deliveries that can be due read
-/// every waiting delivery each time (1.4 s on PostgreSQL with 100,000 waiting).
+/// every waiting delivery each time (1.4 s on PostgreSQL with 100,000 waiting). Last, the
+/// receiver comes back (answers 200), the clock moves past the retries, and the whole backlog is
+/// delivered, timed.
 struct ReceiverDownBenchmark {
     let options: SimulatedDeployment.Options
     let storageName: String
@@ -29,11 +32,11 @@ struct ReceiverDownBenchmark {
         let receiver = try await FailingReceiver.start(logger: options.logger)
         defer { receiver.stop() }
         try FileManager.default.createDirectory(at: options.directory, withIntermediateDirectories: true)
-        let (baseline, backlog, queueRate) = try await withFreshDatabase(options) { options in
+        let (baseline, backlog, queueRate, drainRate) = try await withFreshDatabase(options) { options in
             let location = options.storageURL ?? options.directory.appendingPathComponent("backlog.sqlite").path
             let storage = try await StorageFactory.open(location, logger: options.logger)
             do {
-                let result = try await measure(storage, receiverURL: receiver.url)
+                let result = try await measure(storage, receiver: receiver)
                 try await storage.close()
                 return result
             } catch {
@@ -45,18 +48,21 @@ struct ReceiverDownBenchmark {
             "receiver-down \(storageName): a delivery round takes \(format(backlog * 1000)) ms with "
                 + "\(customers + pending) pending over \(customers) customers, \(format(baseline * 1000)) ms with "
                 + "\(customers) (each customer's first); ratio \(format(backlog / baseline)); "
-                + "backlog queued at \(Int(queueRate))/s")
+                + "backlog queued at \(Int(queueRate))/s; drained at \(Int(drainRate))/s once the receiver is back")
     }
 
-    private func measure(_ storage: any Storage, receiverURL: URL) async throws -> (Double, Double, Double) {
+    private func measure(_ storage: any Storage, receiver: FailingReceiver) async throws -> (
+        Double, Double, Double, Double
+    ) {
         try await storage.migrate()
         let endpoint = try WebhookEndpoint(
-            name: "down", url: receiverURL, secrets: [try WebhookSecret("whsec_benchmark_0123456789")])
+            name: "down", url: receiver.url, secrets: [try WebhookSecret("whsec_benchmark_0123456789")])
+        let clock = MovableClock()
         let dispatcher = WebhookDispatcher(
             settings: WebhookSettings(endpoints: [endpoint], timeout: 5, retrySchedule: [3600, 3600]),
-            storage: storage, clock: SystemWallClock(), logger: options.logger)
+            storage: storage, clock: clock, logger: options.logger)
         do {
-            let result = try await measure(dispatcher, storage: storage)
+            let result = try await measure(dispatcher, storage: storage, receiver: receiver, clock: clock)
             try await dispatcher.shutdown()
             return result
         } catch {
@@ -65,8 +71,9 @@ struct ReceiverDownBenchmark {
         }
     }
 
-    private func measure(_ dispatcher: WebhookDispatcher, storage: any Storage) async throws -> (Double, Double, Double)
-    {
+    private func measure(
+        _ dispatcher: WebhookDispatcher, storage: any Storage, receiver: FailingReceiver, clock: MovableClock
+    ) async throws -> (Double, Double, Double, Double) {
         try await append(count: customers, to: storage)
         let first = try await dispatcher.run()
         guard first.failed == customers else {
@@ -82,7 +89,20 @@ struct ReceiverDownBenchmark {
             throw BenchmarkError("expected \(pending) queued and none attempted, the round made \(queued)")
         }
         let backlog = try await timeRounds(of: dispatcher)
-        return (baseline, backlog, Double(pending) / queueSeconds)
+
+        receiver.recover()
+        clock.advance(by: 3601)
+        let drainStart = ContinuousClock.now
+        var delivered = 0
+        while delivered < customers + pending {
+            let round = try await dispatcher.run()
+            guard round.delivered > 0, round.failed == 0 else {
+                throw BenchmarkError("draining the backlog, a round made \(round) after \(delivered) delivered")
+            }
+            delivered += round.delivered
+        }
+        let drainSeconds = seconds(ContinuousClock.now - drainStart)
+        return (baseline, backlog, Double(pending) / queueSeconds, Double(delivered) / drainSeconds)
     }
 
     /// The median of ``rounds`` rounds, each of which must find nothing due.
@@ -116,14 +136,24 @@ struct ReceiverDownBenchmark {
     }
 }
 
-/// A loopback HTTP server answering every request with 503: a receiver that is down.
+/// A loopback HTTP server answering every request with 503, a receiver that is down, until
+/// ``recover()``; then with 200.
 private struct FailingReceiver {
     let url: URL
     let task: Task<Void, any Error>
+    let recovered: Recovered
+
+    final class Recovered: Sendable {
+        let value = Atomic(false)
+    }
 
     static func start(logger: Logger) async throws -> FailingReceiver {
+        let recovered = Recovered()
         let router = Router()
-        router.post("hook") { _, _ -> Response in Response(status: .serviceUnavailable) }
+        router.post("hook") { request, _ -> Response in
+            _ = try await request.body.collect(upTo: 1 << 20)
+            return Response(status: recovered.value.load(ordering: .relaxed) ? .ok : .serviceUnavailable)
+        }
         let (bound, continuation) = AsyncStream.makeStream(of: Int.self)
         let application = Application(
             router: router, configuration: .init(address: .hostname("127.0.0.1", port: 0)),
@@ -134,8 +164,20 @@ private struct FailingReceiver {
             task.cancel()
             throw BenchmarkError("the failing receiver did not start")
         }
-        return FailingReceiver(url: url, task: task)
+        return FailingReceiver(url: url, task: task, recovered: recovered)
     }
 
+    func recover() { recovered.value.store(true, ordering: .relaxed) }
+
     func stop() { task.cancel() }
+}
+
+/// The system's time moved forward by what ``advance(by:)`` added: the retries an hour away come
+/// due without waiting.
+private final class MovableClock: WallClock {
+    private let offset = Mutex<TimeInterval>(0)
+
+    func now() -> Date { Date().addingTimeInterval(offset.withLock { $0 }) }
+
+    func advance(by interval: TimeInterval) { offset.withLock { $0 += interval } }
 }

@@ -277,57 +277,46 @@ extension SQLStorageTransaction {
 
     /// For each delivery just ended: the first pending delivery of its endpoint and ordering key
     /// after it, if it waits without a next attempt (``queue(_:for:where:now:)``), becomes due at
-    /// the time of the attempt that ended the one before it. (One queued again before the ended
-    /// one, by a redelivery or a replay, already has a next attempt; and one started behind it is
-    /// still held by ``dueDeliveries(endpoint:now:limit:)``'s order test.)
+    /// the time of the round's last attempt. (One queued again before the ended one, by a
+    /// redelivery or a replay, already has a next attempt; and one started behind it is still held
+    /// by ``dueDeliveries(endpoint:now:limit:)``'s order test.)
     ///
-    /// Two statements: the rows to start, found for each key given by scalar subqueries alone;
-    /// then those rows, updated by primary key. As one `UPDATE` joined to the keys (or to the rows
-    /// found, in a `WITH`), PostgreSQL with statistics from before a burst (a few pending expected)
-    /// at times read every pending delivery and, for each, the keys again: 0.5 s a round at 5,400
-    /// pending in the webhook benchmark. The first one *after* the ended delivery, rather than the
-    /// customer's first: PostgreSQL may read either through the primary key in position order
-    /// (its statistics from a burst's start say most rows are pending), and from the ended one on
-    /// that reads the recent deliveries, where from the endpoint's start it read its whole delivered
-    /// history each time (6 ms a search at 6,000 deliveries).
+    /// One `UPDATE` per endpoint, by primary key from a list of positions that scalar subqueries
+    /// find (on PostgreSQL an array, computed once: the key's condition then goes to the index).
+    /// Joined to the ended deliveries, or with `status = 'pending'` on the updated rows, PostgreSQL
+    /// with statistics from before a burst (a few pending expected) read every pending delivery
+    /// and, for each, the keys again: 0.5 s a round at 5,400 pending in the webhook benchmark. The
+    /// first one *after* the ended delivery, rather than the customer's first: PostgreSQL may read
+    /// either through an index in position order (its statistics from a burst's start say most
+    /// rows are pending), and from the ended one on that reads the recent deliveries, where from
+    /// the endpoint's start it read its whole delivered history each time (6 ms a search at 6,000).
     private func startWaitingDeliveries(after ended: [(DeliveryAttempt, EventDelivery)]) async throws {
-        guard !ended.isEmpty else { return }
-        let keys = SQLRows(columnCount: 4, ended) { attempt, delivery in
-            [
-                .text(delivery.endpoint), .text(delivery.orderingKey), .integer(delivery.position),
-                .integer(StoredTime.milliseconds(attempt.attemptedAt)),
-            ]
-        }
-        let starting = try await rows(
-            """
-            WITH ended (endpoint, ordering_key, position, at) AS (\(keys.source(flavor, ordered: false))),
-            following AS (
-                SELECT ended.endpoint, MAX(ended.at) AS at, (
+        let byEndpoint = Dictionary(grouping: ended) { $0.1.endpoint }
+        for endpoint in byEndpoint.keys.sorted() {
+            let ofEndpoint = byEndpoint[endpoint] ?? []
+            guard let at = ofEndpoint.map(\.0.attemptedAt).max() else { continue }
+            let keys = SQLRows(columnCount: 2, ofEndpoint) { _, delivery in
+                [.text(delivery.orderingKey), .integer(delivery.position)]
+            }
+            let following: SQLQueryString = """
+                SELECT (
                     SELECT MIN(pending.position) FROM webhook_deliveries pending
-                    WHERE pending.endpoint = ended.endpoint AND pending.status = 'pending'
-                      AND pending.ordering_key = ended.ordering_key AND pending.position > MIN(ended.position)
-                ) AS position
-                FROM ended GROUP BY ended.endpoint, ended.ordering_key)
-            SELECT endpoint, position, at FROM following
-            WHERE position IS NOT NULL AND (
-                SELECT next_attempt_at FROM webhook_deliveries waiting
-                WHERE waiting.endpoint = following.endpoint AND waiting.position = following.position) IS NULL
-            """
-        ).map { row -> [SQLRows.Value] in
-            let reader = RowReader(row: row, table: "webhook_deliveries")
-            return [
-                .text(try reader.string("endpoint")), .integer(try reader.int("position")),
-                .integer(try reader.int("at")),
-            ]
+                    WHERE pending.endpoint = \(bind: endpoint) AND pending.status = 'pending'
+                      AND pending.ordering_key = ended.ordering_key AND pending.position > ended.position)
+                FROM ended
+                """
+            let positions: SQLQueryString =
+                switch flavor {
+                case .postgresql: "= ANY(ARRAY(\(following)))"
+                case .sqlite: "IN (\(following))"
+                }
+            try await run(
+                """
+                WITH ended (ordering_key, position) AS (\(keys.source(flavor, ordered: false)))
+                UPDATE webhook_deliveries SET next_attempt_at = \(bind: StoredTime.milliseconds(at))
+                WHERE endpoint = \(bind: endpoint) AND position \(positions) AND next_attempt_at IS NULL
+                """)
         }
-        guard !starting.isEmpty else { return }
-        try await run(
-            """
-            WITH starting (endpoint, position, at) AS (\(SQLRows(columnCount: 3, starting) { $0 }.source(flavor, ordered: false)))
-            UPDATE webhook_deliveries SET next_attempt_at = starting.at
-            FROM starting
-            WHERE webhook_deliveries.endpoint = starting.endpoint AND webhook_deliveries.position = starting.position
-            """)
     }
 
     func deliveries(endpoint: String, status: EventDelivery.Status?, limit: Int) async throws -> [EventDelivery] {
