@@ -357,11 +357,11 @@ public protocol StorageTransaction: ConsoleQueries, OverviewRollupQueries, Senda
     /// The earliest time a pending delivery of `endpoint` is due (nil: nothing pending).
     func nextDeliveryDue(endpoint: String) async throws -> Date?
     /// Saves attempts' outcomes: each delivery's new state, and the attempts in the log in the
-    /// order given. Where one ends its delivery (delivered or dead), the earliest pending delivery
-    /// of its ordering key, if it was waiting without a next attempt, becomes due at that attempt's
-    /// time. So a customer's earliest pending delivery always has a next attempt, and those behind
-    /// it none until it is done: a round reads only what can be due, however many wait behind a
-    /// receiver that is down.
+    /// order given. Where one ends its delivery (delivered or dead), the next pending delivery of
+    /// its endpoint and ordering key, if it was waiting without a next attempt, becomes due at the
+    /// time of the last attempt given. So a customer's earliest pending delivery always has a next
+    /// attempt, and those behind it none until the one before them is done: a round reads only what
+    /// can be due, however many wait behind a receiver that is down.
     func recordDeliveryAttempts(_ outcomes: [(DeliveryAttempt, EventDelivery)]) async throws
     func deliveries(endpoint: String, status: EventDelivery.Status?, limit: Int) async throws -> [EventDelivery]
     /// The newest attempts first.
