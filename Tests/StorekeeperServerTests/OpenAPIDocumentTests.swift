@@ -4,9 +4,10 @@ import Storekeeper
 import StorekeeperServer
 import StorekeeperStorage
 import Testing
+import Yams
 
 /// Keeps docs/openapi.yaml true to the server: the same routes, a response for every operation, and
-/// exactly the error codes the server emits.
+/// exactly the error codes the server emits; and readable by the tools that read OpenAPI documents.
 @Suite struct OpenAPIDocumentTests {
     static let packageRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
         .deletingLastPathComponent().deletingLastPathComponent()
@@ -22,6 +23,21 @@ import Testing
         for route in documented.subtracting(registered).sorted() {
             Issue.record("docs/openapi.yaml documents \(route) but the router has no such route")
         }
+    }
+
+    /// The document is YAML to a YAML parser, not only to this file's line reader, and both read the
+    /// same paths. Two descriptions with an unquoted ": " in them made it invalid YAML, which
+    /// OpenAPI tools (viewers, client generators) refuse to read, while the line reader read on.
+    @Test func isYAMLThatAParserReadsWithTheSamePaths() throws {
+        let text = try String(
+            contentsOf: Self.packageRoot.appendingPathComponent("docs/openapi.yaml"), encoding: .utf8)
+        let parsed = try #require(try Yams.load(yaml: text) as? [String: Any])
+        #expect((parsed["openapi"] as? String)?.hasPrefix("3.") == true)
+        #expect(parsed["info"] is [String: Any])
+        let paths = try #require(parsed["paths"] as? [String: Any])
+        let lineReaderPaths = Set(
+            try OpenAPIDocument.load().operations.compactMap { $0.route.split(separator: " ").last.map(String.init) })
+        #expect(Set(paths.keys) == lineReaderPaths)
     }
 
     @Test func everyOperationHasAResponse() throws {
