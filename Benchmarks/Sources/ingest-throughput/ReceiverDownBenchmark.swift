@@ -136,40 +136,28 @@ struct ReceiverDownBenchmark {
     }
 }
 
-/// A loopback HTTP server answering every request with 503, a receiver that is down, until
-/// ``recover()``; then with 200.
+/// A receiver that is down, answering every delivery with 503, until ``recover()``; then with 200.
 private struct FailingReceiver {
-    let url: URL
-    let task: Task<Void, any Error>
+    let receiver: LoopbackReceiver
     let recovered: Recovered
 
     final class Recovered: Sendable {
         let value = Atomic(false)
     }
 
+    var url: URL { receiver.url }
+
     static func start(logger: Logger) async throws -> FailingReceiver {
         let recovered = Recovered()
-        let router = Router()
-        router.post("hook") { request, _ -> Response in
-            _ = try await request.body.collect(upTo: 1 << 20)
-            return Response(status: recovered.value.load(ordering: .relaxed) ? .ok : .serviceUnavailable)
+        let receiver = try await LoopbackReceiver.start(logger: logger) {
+            recovered.value.load(ordering: .relaxed) ? .ok : .serviceUnavailable
         }
-        let (bound, continuation) = AsyncStream.makeStream(of: Int.self)
-        let application = Application(
-            router: router, configuration: .init(address: .hostname("127.0.0.1", port: 0)),
-            onServerRunning: { continuation.yield($0.localAddress?.port ?? 0) }, logger: logger)
-        let task = Task { try await application.runService(gracefulShutdownSignals: []) }
-        var ports = bound.makeAsyncIterator()
-        guard let port = await ports.next(), port > 0, let url = URL(string: "http://127.0.0.1:\(port)/hook") else {
-            task.cancel()
-            throw BenchmarkError("the failing receiver did not start")
-        }
-        return FailingReceiver(url: url, task: task, recovered: recovered)
+        return FailingReceiver(receiver: receiver, recovered: recovered)
     }
 
     func recover() { recovered.value.store(true, ordering: .relaxed) }
 
-    func stop() { task.cancel() }
+    func stop() { receiver.stop() }
 }
 
 /// The system's time moved forward by what ``advance(by:)`` added: the retries an hour away come

@@ -30,71 +30,56 @@ struct WebhookBenchmark {
             }
         }
         let received = Mutex(0)
-        let router = Router()
-        router.post("hook") { request, _ -> Response in
-            _ = try await request.body.collect(upTo: 1 << 20)
+        let receiver = try await LoopbackReceiver.start(logger: options.logger) {
             received.withLock { $0 += 1 }
-            return Response(status: .ok)
+            return .ok
         }
-        let (bound, continuation) = AsyncStream.makeStream(of: Int.self)
-        let receiver = Application(
-            router: router, configuration: .init(address: .hostname("127.0.0.1", port: 0)),
-            onServerRunning: { continuation.yield($0.localAddress?.port ?? 0) }, logger: options.logger)
-        let (withDelivery, delivered, seconds) = try await withThrowingTaskGroup(
-            of: Void.self, returning: (IngestResult, Int, Double).self
-        ) { group in
-            group.addTask { try await receiver.runService(gracefulShutdownSignals: []) }
-            var ports = bound.makeAsyncIterator()
-            let port = await ports.next() ?? 0
-            var options = self.options
-            options.directory = self.options.directory.appendingPathComponent("webhooks")
-            options.customize = { _, configuration in
-                configuration.webhooks = WebhookSettings(
-                    endpoints: [
-                        try WebhookEndpoint(
-                            name: "bench", url: URL(string: "http://127.0.0.1:\(port)/hook")!,
-                            secrets: [try WebhookSecret("whsec_benchmark_0123456789")])
-                    ],
-                    pollInterval: 0.05)
-            }
-            let result = try await withFreshDatabase(options) { options in
-                try await SimulatedDeployment.withRunning(options) { deployment in
-                    let start = ContinuousClock.now
-                    let ingest = try await IngestRun(
-                        deployment: deployment, instanceURLs: [deployment.baseURL], count: count,
-                        concurrency: concurrency, customers: Self.customers, timesVerifier: false
-                    ).run()
-                    // Every event written is delivered: wait for the last. The database is asked
-                    // only once the receiver has counted as many as were written when it was last
-                    // asked: asked every 20 ms, its count of every delivery took a tenth of a core
-                    // from the job measured on PostgreSQL, and its write transaction turns on
-                    // SQLite's one writer.
-                    var written = 0
-                    while true {
-                        guard written == 0 || received.withLock({ $0 }) >= written else {
-                            try await Task.sleep(for: .milliseconds(20))
-                            continue
-                        }
-                        // Numbered here too, so that `events` counts every event written, not only those
-                        // the delivery job has numbered so far.
-                        let (events, pending) = try await deployment.storage.transaction { tx in
-                            _ = try await tx.sequenceEvents(limit: 100_000)
-                            return (try await tx.lastEventPosition(), try await tx.deliveryCounts(endpoint: "bench"))
-                        }
-                        written = events
-                        let done = pending[.delivered] ?? 0
-                        if events > 0, done >= events, (pending[.pending] ?? 0) == 0 {
-                            let elapsed = ContinuousClock.now - start
-                            let seconds =
-                                Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
-                            return (ingest, done, seconds)
-                        }
+        defer { receiver.stop() }
+        var options = self.options
+        options.directory = self.options.directory.appendingPathComponent("webhooks")
+        options.customize = { [url = receiver.url] _, configuration in
+            configuration.webhooks = WebhookSettings(
+                endpoints: [
+                    try WebhookEndpoint(
+                        name: "bench", url: url, secrets: [try WebhookSecret("whsec_benchmark_0123456789")])
+                ],
+                pollInterval: 0.05)
+        }
+        let (withDelivery, delivered, seconds) = try await withFreshDatabase(options) { options in
+            try await SimulatedDeployment.withRunning(options) { deployment in
+                let start = ContinuousClock.now
+                let ingest = try await IngestRun(
+                    deployment: deployment, instanceURLs: [deployment.baseURL], count: count,
+                    concurrency: concurrency, customers: Self.customers, timesVerifier: false
+                ).run()
+                // Every event written is delivered: wait for the last. The database is asked
+                // only once the receiver has counted as many as were written when it was last
+                // asked: asked every 20 ms, its count of every delivery took a tenth of a core
+                // from the job measured on PostgreSQL, and its write transaction turns on
+                // SQLite's one writer.
+                var written = 0
+                while true {
+                    guard written == 0 || received.withLock({ $0 }) >= written else {
                         try await Task.sleep(for: .milliseconds(20))
+                        continue
                     }
+                    // Numbered here too, so that `events` counts every event written, not only those
+                    // the delivery job has numbered so far.
+                    let (events, pending) = try await deployment.storage.transaction { tx in
+                        _ = try await tx.sequenceEvents(limit: 100_000)
+                        return (try await tx.lastEventPosition(), try await tx.deliveryCounts(endpoint: "bench"))
+                    }
+                    written = events
+                    let done = pending[.delivered] ?? 0
+                    if events > 0, done >= events, (pending[.pending] ?? 0) == 0 {
+                        let elapsed = ContinuousClock.now - start
+                        let seconds =
+                            Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
+                        return (ingest, done, seconds)
+                    }
+                    try await Task.sleep(for: .milliseconds(20))
                 }
             }
-            group.cancelAll()
-            return result
         }
         let slowdown = (1 - withDelivery.ingestRate / baseline.ingestRate) * 100
         print(

@@ -49,7 +49,10 @@ import StorekeeperStorage
 // waiting for its retry. It prints the median delivery round with the backlog queued, next to the
 // median round with only each customer's first delivery pending (measured first, in the same run):
 //
-//     receiver-down sqlite: a delivery round takes <X> ms with <N> pending over <C> customers, <Y> ms with <C> (each customer's first); ratio <R>; backlog queued at <Q>/s
+//     receiver-down sqlite: a delivery round takes <X> ms with <N> pending over <C> customers, <Y> ms with <C> (each customer's first); ratio <R>; backlog queued at <Q>/s; drained at <D>/s once the receiver is back
+//
+// (the drain: the receiver then answers 200, the dispatcher's clock passes the retries, and the
+// whole backlog is delivered, timed).
 //
 // On PostgreSQL every run gets a fresh database on the server STOREKEEPER_BENCH_POSTGRES_URL
 // names (created, then dropped; with --webhooks, one for each of its two deployments): on the URL's
