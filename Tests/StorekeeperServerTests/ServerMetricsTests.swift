@@ -43,6 +43,34 @@ import Testing
         #expect(gauges(metrics, "storekeeper_webhook_lag_seconds") == [#"{endpoint="analytics"} 2.0"#])
     }
 
+    @Test func aDeletedEndpointsAttemptCountersAndLatenciesAreDropped() {
+        let metrics = ServerMetrics()
+        metrics.webhookAttempt(endpoint: "backend", status: .delivered, latency: 12)
+        metrics.webhookAttempt(endpoint: "analytics", status: .pending, latency: 30_000)
+        metrics.webhookAttempt(endpoint: "analytics", status: .dead, latency: 5)
+        #expect(
+            gauges(metrics, "storekeeper_webhook_deliveries_total") == [
+                #"{endpoint="analytics",result="dead"} 1"#, #"{endpoint="analytics",result="failed"} 1"#,
+                #"{endpoint="backend",result="delivered"} 1"#,
+            ])
+        #expect(gauges(metrics, "storekeeper_webhook_delivery_latency_seconds_count").count == 2)
+
+        // "analytics" deleted; "backend" exists (a disabled endpoint exists too: its history stays).
+        metrics.webhookEndpoints(existing: ["backend", "disabled"])
+        #expect(
+            gauges(metrics, "storekeeper_webhook_deliveries_total") == [#"{endpoint="backend",result="delivered"} 1"#])
+        #expect(
+            gauges(metrics, "storekeeper_webhook_delivery_latency_seconds_count") == [#"{endpoint="backend"} 1"#])
+        #expect(!metrics.exposition().contains(#"endpoint="analytics""#))
+
+        // An endpoint made again under the deleted one's name starts from nothing.
+        metrics.webhookAttempt(endpoint: "analytics", status: .delivered, latency: 1)
+        #expect(
+            gauges(metrics, "storekeeper_webhook_deliveries_total") == [
+                #"{endpoint="analytics",result="delivered"} 1"#, #"{endpoint="backend",result="delivered"} 1"#,
+            ])
+    }
+
     /// The samples of `name` in the exposition, without the name, sorted.
     private func gauges(_ metrics: ServerMetrics, _ name: String) -> [String] {
         metrics.exposition().split(separator: "\n")

@@ -83,9 +83,13 @@ import Testing
                 #expect(logStatus == 200)
                 #expect((log["deliveries"] as? [[String: Any]])?.count == receiver.acceptedOnce.count)
 
-                #expect(try await h.text("/metrics").contains(#"storekeeper_webhook_lag_seconds{endpoint="api-hook"}"#))
+                let shown = try await h.text("/metrics")
+                #expect(shown.contains(#"storekeeper_webhook_lag_seconds{endpoint="api-hook"}"#))
+                #expect(
+                    shown.contains(#"storekeeper_webhook_deliveries_total{endpoint="api-hook",result="delivered"}"#))
+                #expect(shown.contains(#"storekeeper_webhook_delivery_latency_seconds_count{endpoint="api-hook"}"#))
 
-                // Deleted: nothing more is sent, and its lag is no longer shown.
+                // Deleted: nothing more is sent, and its lag, attempt counters and latencies are no longer shown.
                 let (deleted, _) = try await h.request(.DELETE, "/v1/webhooks/api-hook")
                 #expect(deleted == 204)
                 let count = receiver.received.count
@@ -94,8 +98,9 @@ import Testing
                 let round = try await h.application.webhooks.run()
                 #expect(round.queued == 0 && round.delivered == 0)
                 #expect(receiver.received.count == count)
-                #expect(
-                    !(try await h.text("/metrics").contains(#"storekeeper_webhook_lag_seconds{endpoint="api-hook"}"#)))
+                let metrics = try await h.text("/metrics")
+                #expect(!metrics.contains(#"storekeeper_webhook_lag_seconds{endpoint="api-hook"}"#))
+                #expect(!metrics.contains(#"endpoint="api-hook""#))
             }
         }
     }

@@ -106,9 +106,9 @@ public final class EventPruner: Sendable {
                 try await $0.pruneNotifications(processedReceivedBefore: cutoff, limit: batch)
             }
         }
-        metrics?.pruned(table: "events", count: report.events)
-        metrics?.pruned(table: "webhook_attempts", count: report.deliveryAttempts)
-        metrics?.pruned(table: "inbox", count: report.notifications)
+        metrics?.pruned(.events, count: report.events)
+        metrics?.pruned(.webhookAttempts, count: report.deliveryAttempts)
+        metrics?.pruned(.inbox, count: report.notifications)
         if report != Report() {
             logger.info(
                 "pruned events, delivery attempts and processed notifications past their retention",

@@ -95,40 +95,51 @@ public final class WebhookDispatcher: Sendable {
 
     private func runRound() async throws -> Round {
         var round = Round()
-        var endpoints: [WebhookEndpoint] = []
+        var enqueued: Enqueued
         // Few transactions per round: on SQLite each one takes turns with ingest on the one writer.
-        while true {
-            let (sequenced, queued, more, current) = try await enqueueNew()
-            round.sequenced += sequenced
-            round.queued += queued
-            endpoints = current
-            if !more { break }
-        }
+        repeat {
+            enqueued = try await enqueueNew()
+            round.sequenced += enqueued.sequenced
+            round.queued += enqueued.queued
+        } while enqueued.more
+        let endpoints = enqueued.endpoints
         metrics?.webhookLag(keepingOnly: Set(endpoints.map(\.name)))
+        metrics?.webhookEndpoints(existing: enqueued.existing)
         for endpoint in endpoints {
             try await deliverDue(to: endpoint, round: &round)
         }
         return round
     }
 
+    /// What one `enqueueNew` did, and the endpoints it found.
+    struct Enqueued {
+        var sequenced = 0
+        var queued = 0
+        /// More events may be waiting to be numbered or queued.
+        var more = false
+        /// The endpoints delivered to: configured, and enabled ones created through the API.
+        var endpoints: [WebhookEndpoint] = []
+        /// The names of every endpoint, disabled ones included.
+        var existing: Set<String> = []
+    }
+
     /// In one transaction: reads the endpoints (configured, and enabled ones created through the
     /// API, so a change is picked up at the next round), numbers committed events and queues, for
     /// each endpoint, those after its cursor that it takes, moving the cursor past every event read
-    /// (taken or not). Returns whether more may be waiting, and the endpoints. Without any
-    /// endpoint it does nothing more than read them.
-    func enqueueNew() async throws -> (sequenced: Int, queued: Int, more: Bool, endpoints: [WebhookEndpoint]) {
+    /// (taken or not). Without any endpoint it does nothing more than read them.
+    func enqueueNew() async throws -> Enqueued {
         let now = clock.now()
         let configured = settings.endpoints
         let logger = self.logger
         return try await storage.transaction { transaction in
-            let endpoints = Self.merge(
-                configured: configured, records: try await transaction.webhookEndpointRecords(), enabledOnly: true,
-                logger: logger)
-            guard !endpoints.isEmpty else { return (0, 0, false, []) }
-            let sequenced = try await transaction.sequenceEvents(limit: Self.sequenceBatch)
-            var queued = 0
-            var more = sequenced == Self.sequenceBatch
-            for endpoint in endpoints {
+            let records = try await transaction.webhookEndpointRecords()
+            var enqueued = Enqueued()
+            enqueued.existing = Set(configured.map(\.name)).union(records.map(\.name))
+            enqueued.endpoints = Self.merge(configured: configured, records: records, enabledOnly: true, logger: logger)
+            guard !enqueued.endpoints.isEmpty else { return enqueued }
+            enqueued.sequenced = try await transaction.sequenceEvents(limit: Self.sequenceBatch)
+            enqueued.more = enqueued.sequenced == Self.sequenceBatch
+            for endpoint in enqueued.endpoints {
                 let name = Self.cursorName(endpoint.name)
                 let after = try await transaction.cursor(name).flatMap { Int($0) } ?? 0
                 // Filtered and copied inside the database: no event body is read to queue it.
@@ -137,10 +148,10 @@ public final class WebhookDispatcher: Sendable {
                     environments: endpoint.environments, limit: Self.fanOutBatch, now: now)
                 guard let last else { continue }
                 try await transaction.setCursor(name, to: String(last))
-                queued += taken
-                if read == Self.fanOutBatch { more = true }
+                enqueued.queued += taken
+                if read == Self.fanOutBatch { enqueued.more = true }
             }
-            return (sequenced, queued, more, endpoints)
+            return enqueued
         }
     }
 
@@ -220,14 +231,11 @@ public final class WebhookDispatcher: Sendable {
     /// Counts recorded outcomes in the round and the metrics.
     func count(_ outcomes: [(DeliveryAttempt, EventDelivery)], for endpoint: WebhookEndpoint, in round: inout Round) {
         for (attempt, delivery) in outcomes {
-            let result: String
             switch delivery.status {
             case .delivered:
                 round.delivered += 1
-                result = "delivered"
             case .dead:
                 round.deadLettered += 1
-                result = "dead"
                 logger.warning(
                     "webhook delivery dead-lettered after its last retry",
                     metadata: [
@@ -236,9 +244,9 @@ public final class WebhookDispatcher: Sendable {
                     ])
             case .pending:
                 round.failed += 1
-                result = "failed"
             }
-            metrics?.webhookAttempt(endpoint: endpoint.name, result: result, latency: attempt.latencyMilliseconds)
+            metrics?.webhookAttempt(
+                endpoint: endpoint.name, status: delivery.status, latency: attempt.latencyMilliseconds)
         }
     }
 

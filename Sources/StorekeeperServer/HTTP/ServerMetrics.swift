@@ -10,6 +10,8 @@ final class ServerMetrics: Sendable {
     private let factory: PrometheusMetricsFactory
     /// The endpoints with a lag gauge.
     private let lagEndpoints = Mutex<Set<String>>([])
+    /// The endpoints with attempt counters and latencies.
+    private let attemptEndpoints = Mutex<Set<String>>([])
 
     init() {
         factory = PrometheusMetricsFactory(registry: registry)
@@ -102,16 +104,45 @@ final class ServerMetrics: Sendable {
         ).increment()
     }
 
-    /// One webhook delivery attempt: `result` is delivered, failed (to be retried) or dead.
-    func webhookAttempt(endpoint: String, result: String, latency milliseconds: Int) {
-        Counter(
+    /// One webhook delivery attempt, by the delivery's state after it (the `result` label:
+    /// delivered, failed to be retried, or dead-lettered).
+    func webhookAttempt(endpoint: String, status: EventDelivery.Status, latency milliseconds: Int) {
+        attemptEndpoints.withLock { _ = $0.insert(endpoint) }
+        webhookAttemptCounter(endpoint, status).increment()
+        webhookLatencyRecorder(endpoint).record(Double(milliseconds) / 1000)
+    }
+
+    /// Drops the attempt counters and latencies of endpoints no longer in `endpoints` (configured
+    /// or created through the API, enabled or not): a deleted endpoint's series would otherwise
+    /// stay until a restart, one set for every endpoint ever deleted.
+    func webhookEndpoints(existing endpoints: Set<String>) {
+        let dropped = attemptEndpoints.withLock { kept in
+            let dropped = kept.subtracting(endpoints)
+            kept.subtract(dropped)
+            return dropped
+        }
+        for endpoint in dropped {
+            for status in EventDelivery.Status.allCases { webhookAttemptCounter(endpoint, status).destroy() }
+            webhookLatencyRecorder(endpoint).destroy()
+        }
+    }
+
+    private func webhookAttemptCounter(_ endpoint: String, _ status: EventDelivery.Status) -> CoreMetrics.Counter {
+        let result =
+            switch status {
+            case .delivered: "delivered"
+            case .pending: "failed"
+            case .dead: "dead"
+            }
+        return Counter(
             label: "storekeeper_webhook_deliveries_total", dimensions: [("endpoint", endpoint), ("result", result)],
-            factory: factory
-        ).increment()
+            factory: factory)
+    }
+
+    private func webhookLatencyRecorder(_ endpoint: String) -> CoreMetrics.Recorder {
         Recorder(
             label: "storekeeper_webhook_delivery_latency_seconds", dimensions: [("endpoint", endpoint)],
-            aggregate: true, factory: factory
-        ).record(Double(milliseconds) / 1000)
+            aggregate: true, factory: factory)
     }
 
     /// How long the oldest event still waiting for `endpoint` has waited (0: none waits).
@@ -140,9 +171,16 @@ final class ServerMetrics: Sendable {
         Gauge(label: "storekeeper_webhook_lag_seconds", dimensions: [("endpoint", endpoint)], factory: factory)
     }
 
-    /// Rows pruned past their retention, by table (`events`, `webhook_attempts`).
-    func pruned(table: String, count: Int) {
-        Counter(label: "storekeeper_pruned_rows_total", dimensions: [("table", table)], factory: factory)
+    /// The tables the pruning job deletes from (the `table` label).
+    enum PrunedTable: String, Sendable, CaseIterable {
+        case events
+        case webhookAttempts = "webhook_attempts"
+        case inbox
+    }
+
+    /// Rows pruned past their retention, by table.
+    func pruned(_ table: PrunedTable, count: Int) {
+        Counter(label: "storekeeper_pruned_rows_total", dimensions: [("table", table.rawValue)], factory: factory)
             .increment(by: count)
     }
 
