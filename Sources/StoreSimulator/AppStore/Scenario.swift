@@ -40,11 +40,13 @@ extension AppStoreSimulation.State {
         guard let product = products[productId] else { throw .unknownProduct(productId) }
         guard let app = apps[product.bundleId] else { throw .unknownApp(product.bundleId) }
         let environment = requested ?? app.environment
-        var customerRecord = customers[customer] ?? CustomerRecord()
-        if customerRecord.appAccountToken == nil, inApp { customerRecord.appAccountToken = appAccountToken }
+        // Changed in place: a copy of the record would share its transaction list, and the append
+        // below would then copy the whole list, a customer's every purchase, at each purchase.
+        if inApp, customers[customer, default: CustomerRecord()].appAccountToken == nil {
+            customers[customer]?.appAccountToken = appAccountToken
+        }
         // A family member's transactions carry no account token (the purchaser's is not theirs).
-        let token = inApp && ownership != .familyShared ? appAccountToken ?? customerRecord.appAccountToken : nil
-        customers[customer] = customerRecord
+        let token = inApp && ownership != .familyShared ? appAccountToken ?? customers[customer]?.appAccountToken : nil
         let appTransactionId = appTransactionId(of: customer, bundleId: app.bundleId, environment: environment)
 
         guard product.kind == .autoRenewable else {
