@@ -152,8 +152,11 @@ struct DemoCommand: AsyncParsableCommand {
         case .customer(let id, let view):
             var parts = view.entitlements.sorted { $0.name < $1.name }.map { entitlement in
                 let mark = entitlement.active ? "✓" : "✗"
-                // "until" while access lasts; an ended entitlement says when it ended.
-                let until = entitlement.expiresAt.map { " \(entitlement.active ? "until" : "since") \(day($0))" } ?? ""
+                // "until" while access lasts; an ended one says when access ended, after the state
+                // the last news gave ("active, access ended …": a renewal the server has not heard of).
+                let until =
+                    entitlement.expiresAt.map { entitlement.active ? " until \(day($0))" : ", access ended \(day($0))" }
+                    ?? ""
                 return "\(entitlement.name) \(mark) \(entitlement.state.rawValue)\(until) [\(entitlement.productID)]"
             }
             if parts.isEmpty { parts = ["no entitlements"] }

@@ -14,6 +14,8 @@ import Testing
         let output = result.standardOutput
         for expected in [
             "== App Store — customer alice", "← App Store: SUBSCRIBED INITIAL_BUY",
+            // The renewal whose notification was lost: access ended, until the catch-up finds it.
+            "→ alice: pro ✗ active, access ended 2026-02-01 [pro.monthly]",
             "← App Store: DID_FAIL_TO_RENEW GRACE_PERIOD", "pro ✓ grace_period",
             "✗ refused: 409 ownership-conflict", "← App Store: EXPIRED VOLUNTARY",
             "== Google Play — customer gina", "← Google Play: SUBSCRIPTION_IN_GRACE_PERIOD",
