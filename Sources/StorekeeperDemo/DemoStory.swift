@@ -158,6 +158,7 @@ public struct DemoStory: Sendable {
         report(.step(date: deployment.simulator.clock.now(), title))
         let key = "demo-\(customer)-\(deployment.simulator.clock.now().timeIntervalSince1970)"
         try await api.debit(customer, balance: "coins", amount: amount, idempotencyKey: key)
+        try await reportWebhooks()
         report(.customer(id: customer, try await api.customer(customer)))
     }
 
@@ -179,6 +180,7 @@ public struct DemoStory: Sendable {
             let percentage = refunded.revocationPercentage.map { " \($0 / 1000)%" } ?? ""
             report(.storeEvent(store: "App Store", "  revocationType \(type.rawValue)\(percentage)"))
         }
+        try await reportWebhooks()
         report(.customer(id: customer, try await api.customer(customer)))
     }
 
@@ -318,7 +320,10 @@ public struct DemoStory: Sendable {
                 "\(customer), another account on the same device, presents the same store purchase (policy \(policy))"
             ))
         do {
-            report(.customer(id: customer, try await submit()))
+            let view = try await submit()
+            // Under `transfer` the purchase moves, with its events.
+            try await reportWebhooks()
+            report(.customer(id: customer, view))
         } catch let refusal as CustomerAPI.Refusal {
             report(.refusal(refusal.description))
             report(.customer(id: customer, try await api.customer(customer)))

@@ -155,8 +155,10 @@ struct DemoCommand: AsyncParsableCommand {
                 // "until" while access lasts; an ended one says when access ended, after the state
                 // the last news gave ("active, access ended …": a renewal the server has not heard of).
                 let until =
-                    entitlement.expiresAt.map { entitlement.active ? " until \(day($0))" : ", access ended \(day($0))" }
-                    ?? ""
+                    entitlement.expiresAt.map { end in
+                        if entitlement.active { return " until \(day(end))" }
+                        return entitlement.state == .expired ? " \(day(end))" : ", access ended \(day(end))"
+                    } ?? ""
                 return "\(entitlement.name) \(mark) \(entitlement.state.rawValue)\(until) [\(entitlement.productID)]"
             }
             if parts.isEmpty { parts = ["no entitlements"] }

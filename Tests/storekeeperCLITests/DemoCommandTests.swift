@@ -26,6 +26,11 @@ import Testing
             "⇢ webhook subscription.grace_period delivered (signature ok)",
             "⇢ webhook subscription.expired delivered (signature ok)",
             "⇢ webhook purchase.refunded delivered (signature ok)",
+            // Each step's events are delivered, and shown, before its customer view.
+            "she spends 80 coins\n            ⇢ webhook balance.changed delivered (signature ok)\n            → alice:",
+            "← App Store: REFUND_DECLINED\n            ⇢ webhook refund_request.settled delivered (signature ok)\n"
+                + "            → alice:",
+            "→ alice: max ✗ expired 2026-04-02 [max.monthly]",
         ] {
             #expect(output.contains(expected), "missing: \(expected)")
         }
