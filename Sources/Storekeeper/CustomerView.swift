@@ -42,11 +42,18 @@ public struct CustomerView: Sendable, Hashable, Codable {
     /// The union of what the customer's purchases grant; where several grant one entitlement,
     /// an active one that lasts longest is shown (owned for good beats any expiry).
     static func entitlements(of purchases: [Purchase], catalog: Catalog, at now: Date) -> [EntitlementView] {
+        entitlements(of: purchases, catalog: catalog) { _ in now }
+    }
+
+    /// The same, each purchase's access as at its own time.
+    static func entitlements(
+        of purchases: [Purchase], catalog: Catalog, at time: (Purchase) -> Date
+    ) -> [EntitlementView] {
         var best: [String: EntitlementView] = [:]
         for purchase in purchases {
             guard let product = catalog.product(purchase.productID, in: purchase.key.store) else { continue }
             for name in product.entitlements {
-                let candidate = EntitlementView(name: name, purchase: purchase, at: now)
+                let candidate = EntitlementView(name: name, purchase: purchase, at: time(purchase))
                 if let current = best[name], !candidate.isBetter(than: current) { continue }
                 best[name] = candidate
             }

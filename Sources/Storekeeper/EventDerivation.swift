@@ -14,16 +14,8 @@ public struct ChangeSet: Sendable {
     public private(set) var newBillingEvents: [PurchaseKey: [TransactionRecord]] = [:]
     public private(set) var transfers: [OwnershipTransfer] = []
     public private(set) var ledger: [LedgerEntry] = []
-    /// When the earliest store fact applied here was true: entitlements "before" are evaluated just
-    /// before it, so a change whose access had already run out by the clock (a billing failure or
-    /// an expiry reported at its moment) still shows the access it ended.
-    public private(set) var earliestFact: Date?
 
     public init() {}
-
-    public mutating func factApplied(observedAt: Date) {
-        earliestFact = min(earliestFact ?? observedAt, observedAt)
-    }
 
     public var isEmpty: Bool { purchases.isEmpty && refunds.isEmpty && transfers.isEmpty && ledger.isEmpty }
 
@@ -75,6 +67,22 @@ public struct ChangeSet: Sendable {
             }
         }
         return Array(byKey.values)
+    }
+
+    /// The entitlements `customer` had before this change, from `purchases` (theirs now, as after
+    /// it). A purchase the change touched counts as its last news left it: its version before, at
+    /// the time that news was true (`observedAt`). The clock may have ended its access since, and
+    /// the store's word that ends it (an expiry: Google's API reports a subscription as of when it
+    /// is asked, Apple sends hours after the moment) still revokes the access it ends. A purchase
+    /// the change did not touch counts as now, as after it: the clock alone makes no event.
+    public func entitlementsBefore(
+        _ purchases: [Purchase], of customer: CustomerID, catalog: Catalog, access: EnvironmentAccess, at now: Date
+    ) -> [EntitlementView] {
+        CustomerView.entitlements(
+            of: purchasesBefore(purchases, of: customer).filter(access.admits), catalog: catalog
+        ) { purchase in
+            self.purchases[purchase.key] == nil ? now : min(purchase.observedAt, now)
+        }
     }
 }
 

@@ -182,6 +182,40 @@ import Testing
         }
     }
 
+    /// A store's word that a subscription ended, come after the clock had already ended its
+    /// access, still revokes the entitlement it ended (docs/events.md, "Not events"), on both
+    /// stores alike. Google's API reports a subscription as of when it is asked, after its expiry:
+    /// the entitlement had been evaluated "before" at that moment, where it had already lapsed, so
+    /// its `SUBSCRIPTION_EXPIRED` made `subscription.expired` alone.
+    @Test(arguments: StorageBackend.available) func anExpiryReportedAfterAccessRanOutRevokesOnBothStores(
+        _ backend: StorageBackend
+    ) async throws {
+        try await ServerHarness.run(on: backend) { h in
+            let token = try await h.createCustomer("alice")
+            let bought = try h.simulator.appStore.purchase(
+                customer: "alice", product: "pro.monthly", appAccountToken: token)
+            let play = try await h.googlePlaySubscription("gina")
+            try await h.settle()
+            try await h.advance(days: 0.01)
+            try h.simulator.appStore.setAutoRenew(bought.originalTransactionId, on: false)
+            try h.simulator.googlePlay.cancelSubscription(play)
+            try await h.advance(days: 0.01)
+            try await h.advance(days: 40)  // both periods end; each store says so
+
+            let feed = try await Self.feed(h)
+            for customer in ["alice", "gina"] {
+                let types = feed.map(\.1).filter { $0["customerID"] as? String == customer }.map {
+                    $0["type"] as? String ?? ""
+                }
+                let expired = try #require(types.firstIndex(of: "subscription.expired"), "\(customer): \(types)")
+                #expect(
+                    types[expired...].contains("entitlement.revoked"),
+                    "\(customer): no entitlement.revoked with the expiry in \(types)")
+                #expect(types.filter { $0 == "entitlement.revoked" }.count == 1, "\(customer): \(types)")
+            }
+        }
+    }
+
     @Test(arguments: StorageBackend.available) func googlePlayLifecycleAndTransferEvents(_ backend: StorageBackend)
         async throws
     {

@@ -123,4 +123,54 @@ import Testing
         #expect(events.last?.details.entitlement == "pro")
         #expect(EventType.all.allSatisfy(\.isKnown) && !EventType("x.y").isKnown)
     }
+
+    let catalog = Catalog([
+        CatalogProduct(id: "monthly", store: .googlePlay, kind: .subscription, entitlements: ["pro"]),
+        CatalogProduct(id: "addon", store: .googlePlay, kind: .subscription, entitlements: ["extra"]),
+    ])
+
+    /// The events of `changes` for alice, whose purchases are `current` after it.
+    func events(_ changes: ChangeSet, current: [Purchase]) -> [EventDraft] {
+        let access = EnvironmentAccess()
+        return changes.events(
+            entitlementsBefore: [
+                alice: changes.entitlementsBefore(current, of: alice, catalog: catalog, access: access, at: now)
+            ],
+            entitlementsAfter: [alice: EntitlementView.current(of: current, catalog: catalog, access: access, at: now)],
+            balancesAfter: [:])
+    }
+
+    /// An expiry the store reports after the clock ended the access (Google's API answers as of
+    /// when it is asked): the purchase counts as its last news left it, granting, so the
+    /// expiry revokes the entitlement it ends.
+    @Test func aChangedPurchaseCountsAsItsLastNewsLeftIt() {
+        var lastNews = purchase(.canceled, store: .googlePlay, expiresIn: -86_400, autoRenew: false)
+        lastNews.observedAt = now.addingTimeInterval(-30 * 86_400)
+        var expired = lastNews
+        expired.state = .expired
+        expired.observedAt = now
+        var changes = ChangeSet()
+        changes.purchaseSaved(before: lastNews, after: expired)
+        let before = changes.entitlementsBefore([expired], of: alice, catalog: catalog, access: .init(), at: now)
+        #expect(before.map(\.active) == [true])
+        #expect(events(changes, current: [expired]).map(\.type) == [.subscriptionExpired, .entitlementRevoked])
+    }
+
+    /// A purchase the change did not touch counts as now on both sides: one whose access the clock
+    /// ended meanwhile makes no event in another purchase's change (its own store word will).
+    @Test func theClockAloneMakesNoEntitlementEvent() {
+        var addon = purchase(.active, store: .googlePlay, product: "addon", expiresIn: -3_600)
+        addon.key = PurchaseKey(store: .googlePlay, id: "2")
+        addon.observedAt = now.addingTimeInterval(-30 * 86_400)
+        var renewing = purchase(.active, store: .googlePlay)
+        renewing.observedAt = now.addingTimeInterval(-7_200)
+        var notRenewing = renewing
+        notRenewing.state = .canceled
+        notRenewing.autoRenew = false
+        // Reported late: true two hours ago, before the addon's access ran out (an hour ago).
+        notRenewing.observedAt = now.addingTimeInterval(-7_000)
+        var changes = ChangeSet()
+        changes.purchaseSaved(before: renewing, after: notRenewing)
+        #expect(events(changes, current: [notRenewing, addon]).map(\.type) == [.subscriptionAutoRenewDisabled])
+    }
 }

@@ -42,13 +42,11 @@ public struct EventWriter: Sendable {
         var after: [CustomerID: [EntitlementView]] = [:]
         var balances: [CustomerID: [String: Int]] = [:]
         let ledgerCustomers = Set(changes.ledger.map(\.customerID))
-        let beforeTime = changes.earliestFact.map { min($0.addingTimeInterval(-0.001), now) } ?? now
         for customer in changes.customers {
             let purchases = try await transaction.entitlementPurchases(of: customer)
             after[customer] = EntitlementView.current(of: purchases, catalog: catalog, access: access, at: now)
-            before[customer] = EntitlementView.current(
-                of: changes.purchasesBefore(purchases, of: customer), catalog: catalog, access: access,
-                at: beforeTime)
+            before[customer] = changes.entitlementsBefore(
+                purchases, of: customer, catalog: catalog, access: access, at: now)
             if ledgerCustomers.contains(customer) { balances[customer] = try await transaction.balances(of: customer) }
         }
         let drafts = changes.events(entitlementsBefore: before, entitlementsAfter: after, balancesAfter: balances)

@@ -139,7 +139,6 @@ public struct PurchaseRecorder: Sendable {
             let previous = try await supersede(replaced, by: fact, cause: cause, in: transaction, changes: &changes)
             if purchase.customerID == nil { purchase.customerID = previous?.customerID }
         }
-        if applied { changes.factApplied(observedAt: fact.observedAt) }
         if existing != purchase {
             try await transaction.savePurchase(purchase)
             changes.purchaseSaved(before: existing, after: purchase)
