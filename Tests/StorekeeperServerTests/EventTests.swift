@@ -183,7 +183,7 @@ import Testing
     }
 
     /// A store's word that a subscription ended, come after the clock had already ended its
-    /// access, still revokes the entitlement it ended (docs/events.md, "Not events"), on both
+    /// access, still revokes the entitlement it ended (docs/events.md, "Not events" and "Before and after"), on both
     /// stores alike. Google's API reports a subscription as of when it is asked, after its expiry:
     /// the entitlement had been evaluated "before" at that moment, where it had already lapsed, so
     /// its `SUBSCRIPTION_EXPIRED` made `subscription.expired` alone.
