@@ -120,7 +120,11 @@ enum ConsoleStyle {
         th, td { text-align: left; padding: .35rem .5rem; border-bottom: 1px solid var(--line); vertical-align: top; }
         th { background: #f2f4f7; font-weight: 600; }
         td code { overflow-wrap: anywhere; }
-        #purchases td:nth-child(2) { min-width: 11rem; }
+        #purchases td:nth-child(2) { min-width: 9rem; }
+        /* An app's id wraps, as a purchase's does, rather than push the actions off the page. */
+        #purchases td:nth-child(3) { overflow-wrap: anywhere; min-width: 8rem; }
+        #purchases td:nth-child(8) { min-width: 6rem; }
+        #purchases form.inline.extend select { max-width: 100%; }
         #timeline td:nth-child(3) { min-width: 9rem; }
         #purchases form.inline { display: block; margin: .2rem 0; }
         code, pre { font-family: ui-monospace, SFMono-Regular, Menlo, monospace; font-size: 12.5px; }
