@@ -116,12 +116,7 @@ final class ServerMetrics: Sendable {
     /// or created through the API, enabled or not): a deleted endpoint's series would otherwise
     /// stay until a restart, one set for every endpoint ever deleted.
     func webhookEndpoints(existing endpoints: Set<String>) {
-        let dropped = attemptEndpoints.withLock { kept in
-            let dropped = kept.subtracting(endpoints)
-            kept.subtract(dropped)
-            return dropped
-        }
-        for endpoint in dropped {
+        for endpoint in Self.keepOnly(endpoints, in: attemptEndpoints) {
             for status in EventDelivery.Status.allCases { webhookAttemptCounter(endpoint, status).destroy() }
             webhookLatencyRecorder(endpoint).destroy()
         }
@@ -154,17 +149,22 @@ final class ServerMetrics: Sendable {
     /// Drops the lag gauges of endpoints other than `endpoints` (deleted or disabled ones), rather
     /// than leave them at what was last seen.
     func webhookLag(keepingOnly endpoints: Set<String>) {
-        let dropped = lagEndpoints.withLock { kept in
-            let dropped = kept.subtracting(endpoints)
-            kept.subtract(dropped)
-            return dropped
-        }
-        for endpoint in dropped { webhookLagGauge(endpoint).destroy() }
+        for endpoint in Self.keepOnly(endpoints, in: lagEndpoints) { webhookLagGauge(endpoint).destroy() }
     }
 
     /// Webhook delivery ran on another instance: the lag gauges are that instance's to show.
     func webhookDeliveryHeldElsewhere() {
         webhookLag(keepingOnly: [])
+    }
+
+    /// Removes from `tracked` the endpoints not in `endpoints`, and returns them: those whose
+    /// series are to be dropped.
+    private static func keepOnly(_ endpoints: Set<String>, in tracked: borrowing Mutex<Set<String>>) -> Set<String> {
+        tracked.withLock { kept in
+            let dropped = kept.subtracting(endpoints)
+            kept.subtract(dropped)
+            return dropped
+        }
     }
 
     private func webhookLagGauge(_ endpoint: String) -> CoreMetrics.Gauge {
