@@ -3,6 +3,7 @@ import Foundation
 import Hummingbird
 import Logging
 import StoreCore
+import StoreSimulator
 import Storekeeper
 import StorekeeperDemo
 import StorekeeperServer
@@ -57,7 +58,8 @@ struct ReceiverDownBenchmark {
         try await storage.migrate()
         let endpoint = try WebhookEndpoint(
             name: "down", url: receiver.url, secrets: [try WebhookSecret("whsec_benchmark_0123456789")])
-        let clock = MovableClock()
+        // The real time, moved forward by hand: the retries an hour away come due without waiting.
+        let clock = SimulatorClock()
         let dispatcher = WebhookDispatcher(
             settings: WebhookSettings(endpoints: [endpoint], timeout: 5, retrySchedule: [3600, 3600]),
             storage: storage, clock: clock, logger: options.logger)
@@ -72,7 +74,7 @@ struct ReceiverDownBenchmark {
     }
 
     private func measure(
-        _ dispatcher: WebhookDispatcher, storage: any Storage, receiver: FailingReceiver, clock: MovableClock
+        _ dispatcher: WebhookDispatcher, storage: any Storage, receiver: FailingReceiver, clock: SimulatorClock
     ) async throws -> (Double, Double, Double, Double) {
         try await append(count: customers, to: storage)
         let first = try await dispatcher.run()
@@ -158,14 +160,4 @@ private struct FailingReceiver {
     func recover() { recovered.value.store(true, ordering: .relaxed) }
 
     func stop() { receiver.stop() }
-}
-
-/// The system's time moved forward by what ``advance(by:)`` added: the retries an hour away come
-/// due without waiting.
-private final class MovableClock: WallClock {
-    private let offset = Mutex<TimeInterval>(0)
-
-    func now() -> Date { Date().addingTimeInterval(offset.withLock { $0 }) }
-
-    func advance(by interval: TimeInterval) { offset.withLock { $0 += interval } }
 }
