@@ -89,6 +89,38 @@ import Testing
         #expect(fact.replaces == (replaces ? .googlePlay("old-token") : nil))
     }
 
+    /// Google says which order is the latest but not when it was placed: a renewal's order, new
+    /// to the server, is dated when the period stored before it ended; a recorded order keeps its
+    /// date; the order of a subscription new to the server is dated when it began. Dated at the
+    /// subscription's start, every renewal looked like the first order (the overview's history
+    /// counted none as a renewal, and put their revenue on the first day).
+    @Test func theLatestOrderIsDatedByWhatTheServerHolds() throws {
+        let start = try #require(ISO8601DateFormatter().date(from: "2026-10-15T08:00:00Z"))
+        func order(_ known: GooglePlayFacts.KnownSubscription) throws -> TransactionFact {
+            let fact = try GooglePlayFacts.subscription(
+                subscription(.active), app: app, token: "t", observedAt: now, known: known, catalog: catalog)
+            return try #require(fact.transactions.first)
+        }
+        #expect(try order(.init()).purchasedAt == start)
+        let periodEnd = now.addingTimeInterval(-3 * 86_400)
+        let renewal = try order(.init(periodEnd: periodEnd))
+        #expect(renewal.purchasedAt == periodEnd)
+        // As of its placing: it never outweighs a void heard of later.
+        #expect(renewal.observedAt == periodEnd)
+        // Recorded: its date stands, whatever the stored period says now.
+        let recorded = TransactionFact(
+            id: "GPA.1111-2222-3333-44444..2", productID: "premium.monthly", purchasedAt: periodEnd,
+            observedAt: periodEnd)
+        #expect(try order(.init(latestOrder: recorded, periodEnd: now)).purchasedAt == periodEnd)
+        // Another order recorded: this one is still new.
+        var older = recorded
+        older.id = "GPA.1111-2222-3333-44444..1"
+        #expect(try order(.init(latestOrder: older, periodEnd: periodEnd)).purchasedAt == periodEnd)
+        // Never before the subscription began, nor after Google's answer.
+        #expect(try order(.init(periodEnd: start.addingTimeInterval(-86_400))).purchasedAt == start)
+        #expect(try order(.init(periodEnd: now.addingTimeInterval(86_400))).purchasedAt == now)
+    }
+
     // MARK: Voided orders of a subscription (seed 001: voids stay separate from status)
 
     @Test func aVoidOfAnOlderOrderRevokesThatOrderAndLeavesTheSubscriptionsState() throws {

@@ -162,8 +162,26 @@ public struct GooglePlayAdapter: StoreAdapter, TranslatesStoreErrors {
     func subscriptionFact(_ app: AppID, token: String, revoked: Bool = false) async throws -> PurchaseFact {
         let client = try apps.client(app)
         let purchase = try await translating { try await client.subscription(packageName: app.rawValue, token: token) }
+        let known = try await knownSubscription(token, latestOrder: GooglePlayFacts.latestOrderID(of: purchase))
         return try GooglePlayFacts.subscription(
-            purchase, app: app, token: token, observedAt: clock.now(), revoked: revoked, catalog: catalog)
+            purchase, app: app, token: token, observedAt: clock.now(), revoked: revoked, known: known,
+            catalog: catalog)
+    }
+
+    /// What storage holds of the subscription `token` (``GooglePlayFacts/KnownSubscription``),
+    /// read without the lock processing takes on a purchase.
+    func knownSubscription(_ token: String, latestOrder orderID: String?) async throws
+        -> GooglePlayFacts.KnownSubscription
+    {
+        let key = PurchaseKey.googlePlay(token)
+        return try await storage.read { transaction in
+            guard let stored = try await transaction.purchases(storeID: token).first(where: { $0.key == key }) else {
+                return GooglePlayFacts.KnownSubscription()
+            }
+            var order: TransactionRecord?
+            if let orderID { order = try await transaction.transaction(store: .googlePlay, id: orderID) }
+            return GooglePlayFacts.KnownSubscription(latestOrder: order?.fact, periodEnd: stored.expiresAt)
+        }
     }
 
     /// The one-time purchase `token`'s current state; without `productID`, it is looked up with

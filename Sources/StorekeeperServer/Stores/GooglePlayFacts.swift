@@ -6,13 +6,39 @@ public import Storekeeper
 /// ``PurchaseFact``s. Google's answers are the purchase's current state, so a fact's
 /// `observedAt` is when it was fetched.
 public enum GooglePlayFacts {
+    /// What the server holds of a subscription when Google answers for it. Google says which order
+    /// is the latest but not when it was placed (`startTime` is when the subscription began), so
+    /// that order's date comes from here when it can.
+    public struct KnownSubscription: Sendable, Hashable {
+        /// The latest order as recorded: its date stands.
+        public var latestOrder: TransactionFact?
+        /// The end of the paid period stored (nil for a subscription new to the server). An order
+        /// the server has not recorded, of a subscription it has, paid for the period after it: a
+        /// renewal, placed then (a recovery from account hold, later: then is the earliest it can
+        /// have been).
+        public var periodEnd: Date?
+
+        public init(latestOrder: TransactionFact? = nil, periodEnd: Date? = nil) {
+            self.latestOrder = latestOrder
+            self.periodEnd = periodEnd
+        }
+    }
+
+    /// The order a `purchases.subscriptionsv2.get` answer names as the latest.
+    public static func latestOrderID(of purchase: SubscriptionPurchaseV2) -> String? {
+        purchase.lineItems?.first?.latestSuccessfulOrderId ?? purchase.latestOrderId
+    }
+
     /// What a `purchases.subscriptionsv2.get` answer says about the subscription `token`.
     ///
-    /// - Parameter revoked: the notification said the subscription was revoked or voided; the
-    ///   fetched state (expired) doesn't tell a revocation from an expiry.
+    /// - Parameters:
+    ///   - revoked: the notification said the subscription was revoked or voided; the fetched
+    ///     state (expired) doesn't tell a revocation from an expiry.
+    ///   - known: what the server holds of it, which dates the latest order: as recorded, or
+    ///     when the stored period ended (a renewal), or else when the subscription began.
     public static func subscription(
         _ purchase: SubscriptionPurchaseV2, app: AppID, token: String, observedAt: Date, revoked: Bool = false,
-        catalog: Catalog
+        known: KnownSubscription = KnownSubscription(), catalog: Catalog
     ) throws(ServerError) -> PurchaseFact {
         let items = purchase.lineItems ?? []
         guard let productID = items.first?.productId else {
@@ -24,12 +50,14 @@ public enum GooglePlayFacts {
         // A plan change waiting for its payment replaces nothing yet, and one whose payment was
         // canceled never does: the old subscription keeps its access (Google's pending purchases).
         let paid = ![.pending, .pendingPurchaseCanceled].contains(purchase.subscriptionState)
-        let orderID = items.first?.latestSuccessfulOrderId ?? purchase.latestOrderId
         var transactions: [TransactionFact] = []
-        if let orderID {
+        if let orderID = latestOrderID(of: purchase) {
             // Google's subscription answer says nothing about an order's refund: stated as of the
             // purchase, it never outweighs a void heard of later (voids are never reversed).
-            let purchasedAt = purchase.startDate ?? observedAt
+            let start = purchase.startDate ?? observedAt
+            let purchasedAt =
+                known.latestOrder.flatMap { $0.id == orderID ? $0.purchasedAt : nil }
+                ?? known.periodEnd.map { min(max($0, start), observedAt) } ?? start
             let (price, offer) = pricing(of: items.first)
             transactions.append(
                 TransactionFact(
