@@ -198,16 +198,22 @@ extension ChangeSet {
             return after.state == .superseded ? [] : [draft(.purchaseStarted)]
         }
         var drafts: [EventDraft] = []
-        if before.productID != after.productID, after.state != .superseded {
+        // The period a product change moves (an App Store upgrade bills and starts one at once, a
+        // downgrade takes effect at its renewal) is the change's: said once, by the product change,
+        // as on Google Play, where the new product is a new purchase. Also a renewal, it counted
+        // on one store and not the other.
+        let productChanged = before.productID != after.productID && after.state != .superseded
+        if productChanged {
             drafts.append(draft(.subscriptionProductChanged, EventDetails(previousProductID: before.productID)))
         }
+        let periodMovedAlone = !productChanged && Self.periodMoved(before, after)
         if before.state != after.state {
             switch (before.state, after.state) {
             case (_, .superseded), (_, .pending): break
             case (.active, .canceled): drafts.append(draft(.subscriptionAutoRenewDisabled))
             case (.canceled, .active):
                 drafts.append(draft(.subscriptionAutoRenewEnabled))
-                if Self.periodMoved(before, after) {
+                if periodMovedAlone {
                     drafts.append(draft(billed ? .subscriptionRenewed : .subscriptionRenewalExtended))
                 }
             case (.billingRetry, .active), (.gracePeriod, .active), (.paused, .active), (.billingRetry, .canceled),
@@ -240,9 +246,7 @@ extension ChangeSet {
                 if !refunded { drafts.append(draft(.purchaseRevoked)) }
             default: break
             }
-        } else if after.kind == .subscription, [.active, .canceled].contains(after.state),
-            Self.periodMoved(before, after)
-        {
+        } else if after.kind == .subscription, [.active, .canceled].contains(after.state), periodMovedAlone {
             drafts.append(draft(billed ? .subscriptionRenewed : .subscriptionRenewalExtended))
         }
         // Auto-renew reported apart from the state (Google keeps the state active while it is off).

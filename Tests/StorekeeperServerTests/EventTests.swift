@@ -216,6 +216,51 @@ import Testing
         }
     }
 
+    /// A change of product makes the same events on both stores: the product change, naming its
+    /// billing event, and the entitlements it grants. An App Store upgrade (the same purchase, a
+    /// new product, billed at once) also made `subscription.renewed`, which a Google upgrade (a
+    /// new purchase replacing the old) did not. So does a downgrade, which the App Store applies at
+    /// the renewal.
+    @Test(arguments: StorageBackend.available) func aProductChangeMakesTheSameEventsOnBothStores(
+        _ backend: StorageBackend
+    ) async throws {
+        try await ServerHarness.run(on: backend) { h in
+            let token = try await h.createCustomer("alice")
+            let bought = try h.simulator.appStore.purchase(
+                customer: "alice", product: "pro.monthly", appAccountToken: token)
+            let play = try await h.googlePlaySubscription("gina")
+            try await h.settle()
+            try await h.advance(days: 0.01)
+            let before = try await Self.feed(h).map(\.0).max() ?? 0
+            try h.simulator.appStore.upgrade(bought.originalTransactionId, to: "max.monthly")
+            let upgraded = try h.simulator.googlePlay.changeSubscription(play, toProductId: "premium.max")
+            try await h.settle()
+
+            let feed = try await Self.feed(h).filter { $0.0 > before }.map(\.1)
+            for customer in ["alice", "gina"] {
+                let events = feed.filter { $0["customerID"] as? String == customer }
+                let types = events.map { $0["type"] as? String ?? "" }
+                #expect(types == ["subscription.product_changed", "entitlement.granted"], "\(customer): \(types)")
+                let details = events.first?["details"] as? [String: Any]
+                #expect(details?["transactionID"] is String, "\(customer): \(details ?? [:])")
+            }
+            let googleChange = try #require(feed.first { $0["customerID"] as? String == "gina" })
+            #expect((googleChange["details"] as? [String: Any])?["replacesPurchaseID"] as? String == play)
+            #expect(googleChange["purchaseID"] as? String == upgraded.purchaseToken)
+
+            // The App Store's downgrade, at the renewal it waits for: the product change alone.
+            let upgradedAt = try await Self.feed(h).map(\.0).max() ?? 0
+            try h.simulator.appStore.downgrade(bought.originalTransactionId, to: "pro.monthly")
+            try await h.advance(days: 0.01)
+            try await h.advance(days: 31)
+            let renewal = try await Self.feed(h).filter {
+                $0.0 > upgradedAt && $0.1["customerID"] as? String == "alice"
+            }
+            let types = renewal.map { $0.1["type"] as? String ?? "" }
+            #expect(types.filter { $0.hasPrefix("subscription.") } == ["subscription.product_changed"], "\(types)")
+        }
+    }
+
     @Test(arguments: StorageBackend.available) func googlePlayLifecycleAndTransferEvents(_ backend: StorageBackend)
         async throws
     {

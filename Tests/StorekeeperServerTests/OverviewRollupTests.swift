@@ -107,6 +107,42 @@ import Testing
         }
     }
 
+    /// A change of product is neither a new subscription nor a renewal, on either store, whether
+    /// the rollup folds it from events or, on its first round, from the tables: on the App Store
+    /// it was counted a renewal (the same purchase billed again), on Google Play a new subscription
+    /// (a new purchase replacing the old). Its billing event is revenue.
+    @Test(arguments: StorageBackend.available, [true, false])
+    func aProductChangeIsNeitherNewNorARenewal(_ backend: StorageBackend, fromEvents: Bool) async throws {
+        try await ServerHarness.run(on: backend) { h in
+            let rollup = h.application.rollup
+            if fromEvents { try await rollup.run() }
+            let token = try await h.createCustomer("alice")
+            let bought = try h.simulator.appStore.purchase(
+                customer: "alice", product: "pro.monthly", appAccountToken: token)
+            let play = try await h.googlePlaySubscription("gina")
+            try await h.settle()
+            try await h.advance(days: 0.01)
+            try h.simulator.appStore.upgrade(bought.originalTransactionId, to: "max.monthly")
+            try h.simulator.googlePlay.changeSubscription(play, toProductId: "premium.max")
+            try await h.settle()
+            try await h.advance(days: 0.01)
+            try h.simulator.appStore.downgrade(bought.originalTransactionId, to: "pro.monthly")
+            try await h.advance(days: 0.01)
+            try await h.advance(days: 31)  // the downgrade at Apple's renewal; Google's renewal
+            try await h.settle()
+            try await rollup.run(recount: true)
+            let totals = try await Self.totals(h)
+            #expect(totals["new"]?.count == 2)
+            // Google's premium.max renewed; Apple's renewal was the downgrade.
+            #expect(totals["renewed"]?.count == 1)
+            #expect(totals["churned"] == nil)
+            // Two purchases, two upgrades, the downgrade and Google's renewal: every billing event.
+            let revenue = totals.filter { $0.key.hasPrefix("revenue") }.values.map(\.count).reduce(0, +)
+            #expect(revenue == 6)
+            #expect(try await Self.states(h) == [.active: 2])
+        }
+    }
+
     /// History recorded before the rollup existed is folded once by its first round, and the
     /// events of those same changes are not counted again.
     @Test(arguments: StorageBackend.available)

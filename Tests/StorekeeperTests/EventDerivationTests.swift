@@ -70,6 +70,40 @@ import Testing
         #expect(types(purchase(.active), purchase(.active)).isEmpty)
     }
 
+    /// A product change moves the paid period to the new product's (an App Store upgrade bills
+    /// and starts a period at once, a downgrade takes effect with its renewal): one event, the
+    /// product change, naming the billing event, as on Google Play, where the new product is a new
+    /// purchase replacing the old. Not also a renewal, which an app counting renewals would count
+    /// on one store and not the other.
+    @Test func aProductChangeIsOneEventOnBothStores() {
+        let upgrade = purchase(.active, product: "yearly", expiresIn: 86_400)
+        var changes = ChangeSet()
+        changes.purchaseSaved(before: purchase(.active), after: upgrade)
+        let charge = TransactionFact(id: "t2", productID: "yearly", purchasedAt: now, observedAt: now)
+        changes.transactionSaved(before: nil, after: TransactionRecord(purchaseKey: upgrade.key, fact: charge))
+        let drafts = changes.events(entitlementsBefore: [:], entitlementsAfter: [:], balancesAfter: [:])
+        #expect(drafts.map(\.type) == [.subscriptionProductChanged])
+        #expect(drafts.first?.details.transactionID == "t2")
+        #expect(drafts.first?.details.expiresAt == upgrade.expiresAt)
+        // Unbilled (a crossgrade into a period already paid for): not a renewal date extension either.
+        #expect(types(purchase(.active), upgrade) == [.subscriptionProductChanged])
+        // Upgrading turns auto-renew back on: said, as any change of it.
+        #expect(
+            types(purchase(.canceled, autoRenew: false), upgrade, billed: true) == [
+                .subscriptionProductChanged, .subscriptionAutoRenewEnabled,
+            ])
+        // Coming back after the end, to another product: a comeback too.
+        #expect(
+            types(purchase(.expired, expiresIn: -86_400), upgrade, billed: true) == [
+                .subscriptionProductChanged, .subscriptionRenewed,
+            ])
+        // Google Play: the new product's purchase replaces the old one.
+        var replacement = purchase(.active, store: .googlePlay, product: "yearly", expiresIn: 86_400)
+        replacement.key = PurchaseKey(store: .googlePlay, id: "2")
+        replacement.replaces = PurchaseKey(store: .googlePlay, id: "1")
+        #expect(types(nil, replacement, billed: true) == [.subscriptionProductChanged])
+    }
+
     @Test func aRefundIsOneEventWithItsShareNotAlsoARevocation() {
         var changes = ChangeSet()
         changes.purchaseSaved(before: purchase(.active), after: purchase(.revoked))

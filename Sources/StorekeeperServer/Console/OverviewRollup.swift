@@ -129,9 +129,6 @@ public struct OverviewRollup: Sendable {
             return deltas
         case .purchaseStarted:
             if isSubscription { deltas.append(count(.new)) }
-        case .subscriptionProductChanged where event.details.replacesPurchaseID != nil:
-            // Google Play: a new purchase replacing the old one, recorded for the first time.
-            if isSubscription { deltas.append(count(.new)) }
         case .subscriptionExpired, .purchaseRevoked:
             if isSubscription, !(event.details.previousState.map(ended.contains) ?? false) {
                 deltas.append(count(.churned))
@@ -139,9 +136,11 @@ public struct OverviewRollup: Sendable {
         default: break
         }
         guard let id = event.details.transactionID else { return deltas }
-        // A billing event recorded with this change: a renewal unless it is the purchase's first.
-        let first = event.type == .purchaseStarted || event.details.replacesPurchaseID != nil
-        if isSubscription, !first { deltas.append(count(.renewed)) }
+        // A billing event recorded with this change: a renewal unless it is the purchase's first or
+        // a change of product's. A product change is neither new nor a renewal, on either store: on
+        // Google Play its new purchase replaces the old one, on the App Store the same one goes on.
+        let renewal = event.type != .purchaseStarted && event.type != .subscriptionProductChanged
+        if isSubscription, renewal { deltas.append(count(.renewed)) }
         let price = try await transaction.transaction(store: store, id: id)?.fact.price
         deltas.append(
             OverviewActivity(

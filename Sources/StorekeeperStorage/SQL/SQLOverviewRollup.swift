@@ -21,7 +21,9 @@ extension SQLStorageTransaction {
         let slice = "p.store, COALESCE(p.app, '') AS app, p.environment"
         let grouping = "p.store, COALESCE(p.app, ''), p.environment"
         // Family members' purchases are left out, as the event fold leaves them
-        // (`OverviewRollup`): the purchaser's own purchase counts what was paid.
+        // (`OverviewRollup`): the purchaser's own purchase counts what was paid. A change of
+        // product is neither new (a purchase that replaces another) nor a renewal (a billing event
+        // of another product than the one before it).
         let paid = "p.ownership <> '\(Ownership.familyShared.rawValue)'"
         let statements: [String] = [
             """
@@ -29,6 +31,7 @@ extension SQLStorageTransaction {
                    0 AS amount
             FROM state_changes s JOIN purchases p ON p.store = s.store AND p.id = s.purchase_id
             WHERE \(paid) AND s.from_state IS NULL AND s.to_state <> 'superseded' AND p.kind = 'subscription'
+                AND p.replaces_id IS NULL
             GROUP BY \(grouping), \(day("s.observed_at"))
             """,
             """
@@ -43,9 +46,10 @@ extension SQLStorageTransaction {
             SELECT \(slice), \(day("t.purchased_at")) AS day, 'renewed' AS kind, '' AS currency, COUNT(*) AS count,
                    0 AS amount
             FROM transactions t JOIN purchases p ON p.store = t.store AND p.id = t.purchase_id
-            WHERE \(paid) AND p.kind = 'subscription' AND EXISTS (
-                SELECT 1 FROM transactions e
-                WHERE e.store = t.store AND e.purchase_id = t.purchase_id AND e.purchased_at < t.purchased_at)
+            WHERE \(paid) AND p.kind = 'subscription' AND t.product_id = (
+                SELECT e.product_id FROM transactions e
+                WHERE e.store = t.store AND e.purchase_id = t.purchase_id AND e.purchased_at < t.purchased_at
+                ORDER BY e.purchased_at DESC LIMIT 1)
             GROUP BY \(grouping), \(day("t.purchased_at"))
             """,
             """
