@@ -114,7 +114,8 @@ import Testing
         }
         let committed = batches.withLock { $0 }
         #expect(committed.flatMap { $0 }.sorted() == Array(1...10))
-        #expect(committed.first == (asksAfterWaiting ? Array(1...10) : [1]))
+        // Items 2...10 are submitted from tasks of their own, in whatever order those run.
+        #expect(committed.first?.sorted() == (asksAfterWaiting ? Array(1...10) : [1]))
     }
 
     @Test func aBadItemFailsAloneAndItsNeighboursCommit() async throws {
