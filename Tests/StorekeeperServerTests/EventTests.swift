@@ -191,13 +191,8 @@ import Testing
         _ backend: StorageBackend
     ) async throws {
         try await ServerHarness.run(on: backend) { h in
-            let token = try await h.createCustomer("alice")
-            let bought = try h.simulator.appStore.purchase(
-                customer: "alice", product: "pro.monthly", appAccountToken: token)
-            let play = try await h.googlePlaySubscription("gina")
-            try await h.settle()
-            try await h.advance(days: 0.01)
-            try h.simulator.appStore.setAutoRenew(bought.originalTransactionId, on: false)
+            let (original, play) = try await h.subscribeOnBothStores()
+            try h.simulator.appStore.setAutoRenew(original, on: false)
             try h.simulator.googlePlay.cancelSubscription(play)
             try await h.advance(days: 0.01)
             try await h.advance(days: 40)  // both periods end; each store says so
@@ -225,14 +220,9 @@ import Testing
         _ backend: StorageBackend
     ) async throws {
         try await ServerHarness.run(on: backend) { h in
-            let token = try await h.createCustomer("alice")
-            let bought = try h.simulator.appStore.purchase(
-                customer: "alice", product: "pro.monthly", appAccountToken: token)
-            let play = try await h.googlePlaySubscription("gina")
-            try await h.settle()
-            try await h.advance(days: 0.01)
+            let (original, play) = try await h.subscribeOnBothStores()
             let before = try await Self.feed(h).map(\.0).max() ?? 0
-            try h.simulator.appStore.upgrade(bought.originalTransactionId, to: "max.monthly")
+            try h.simulator.appStore.upgrade(original, to: "max.monthly")
             let upgraded = try h.simulator.googlePlay.changeSubscription(play, toProductId: "premium.max")
             try await h.settle()
 
@@ -250,7 +240,7 @@ import Testing
 
             // The App Store's downgrade, at the renewal it waits for: the product change alone.
             let upgradedAt = try await Self.feed(h).map(\.0).max() ?? 0
-            try h.simulator.appStore.downgrade(bought.originalTransactionId, to: "pro.monthly")
+            try h.simulator.appStore.downgrade(original, to: "pro.monthly")
             try await h.advance(days: 0.01)
             try await h.advance(days: 31)
             let renewal = try await Self.feed(h).filter {

@@ -116,17 +116,12 @@ import Testing
         try await ServerHarness.run(on: backend) { h in
             let rollup = h.application.rollup
             if fromEvents { try await rollup.run() }
-            let token = try await h.createCustomer("alice")
-            let bought = try h.simulator.appStore.purchase(
-                customer: "alice", product: "pro.monthly", appAccountToken: token)
-            let play = try await h.googlePlaySubscription("gina")
-            try await h.settle()
-            try await h.advance(days: 0.01)
-            try h.simulator.appStore.upgrade(bought.originalTransactionId, to: "max.monthly")
+            let (original, play) = try await h.subscribeOnBothStores()
+            try h.simulator.appStore.upgrade(original, to: "max.monthly")
             try h.simulator.googlePlay.changeSubscription(play, toProductId: "premium.max")
             try await h.settle()
             try await h.advance(days: 0.01)
-            try h.simulator.appStore.downgrade(bought.originalTransactionId, to: "pro.monthly")
+            try h.simulator.appStore.downgrade(original, to: "pro.monthly")
             try await h.advance(days: 0.01)
             try await h.advance(days: 31)  // the downgrade at Apple's renewal; Google's renewal
             try await h.settle()

@@ -167,6 +167,18 @@ struct ServerHarness {
         ).purchaseToken
     }
 
+    /// The same story on both stores: alice subscribes to pro.monthly on the App Store and gina to
+    /// premium on Google Play, in the app; both are processed and the clock moves on a little.
+    /// Alice's original transaction id and gina's purchase token.
+    func subscribeOnBothStores() async throws -> (appStore: String, googlePlay: String) {
+        let token = try await createCustomer("alice")
+        let bought = try simulator.appStore.purchase(customer: "alice", product: "pro.monthly", appAccountToken: token)
+        let play = try await googlePlaySubscription("gina")
+        try await settle()
+        try await advance(days: 0.01)
+        return (bought.originalTransactionId, play)
+    }
+
     /// The customer's entitlements by name: (active, state).
     func entitlements(_ id: String) async throws -> [String: (active: Bool, state: String)] {
         let (status, body) = try await request(.GET, "/v1/customers/\(id)")
