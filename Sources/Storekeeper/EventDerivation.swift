@@ -188,6 +188,8 @@ extension ChangeSet {
             return EventDraft(type: type, customerID: after.customerID, purchase: after, details: details)
         }
         guard let before else {
+            // Waiting for its payment, a purchase has not started (its completion starts it).
+            if after.state == .pending { return [] }
             if let replacedKey = after.replaces, after.kind == .subscription {
                 return [
                     draft(
@@ -221,17 +223,20 @@ extension ChangeSet {
                 drafts.append(draft(.subscriptionRecovered))
             case (.expired, .active), (.expired, .canceled), (.superseded, .active):
                 drafts.append(draft(.subscriptionRenewed))
-            case (.pending, .active) where after.kind != .subscription:
+            case (.pending, .expired), (.pending, .revoked):
+                // Its payment canceled (Google: a subscription expired, a one-time product
+                // revoked): it never started.
                 break
-            case (.pending, .active), (.pending, .canceled):
-                // A plan change whose payment completed: it replaces its predecessor only now.
-                if let replacedKey = after.replaces, before.replaces == nil {
+            case (.pending, _):
+                // Its payment completed: the purchase starts now, or, a plan change, replaces its
+                // predecessor now.
+                if let replacedKey = after.replaces, before.replaces == nil, after.kind == .subscription {
                     drafts.append(
                         draft(
                             .subscriptionProductChanged,
                             EventDetails(previousProductID: replaced?.productID, replacesPurchaseID: replacedKey.id)))
                 } else {
-                    drafts.append(draft(.subscriptionRenewed))
+                    drafts.append(draft(.purchaseStarted))
                 }
             case (.revoked, .active), (.revoked, .canceled):
                 // A reversed refund says so through its billing event; otherwise the store gave it back.

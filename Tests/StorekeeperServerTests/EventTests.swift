@@ -251,6 +251,37 @@ import Testing
         }
     }
 
+    /// A purchase waiting for its payment has not started: no event while it waits, then
+    /// `purchase.started` (naming its order) and the entitlement once Google has the payment; none
+    /// at all when the payment is canceled. Before, the app's submission of the pending purchase
+    /// made `purchase.started`, and the payment `subscription.renewed` or, canceled,
+    /// `subscription.expired`.
+    @Test(arguments: StorageBackend.available) func aPendingPurchaseStartsWhenItIsPaid(_ backend: StorageBackend)
+        async throws
+    {
+        try await ServerHarness.run(on: backend) { h in
+            let paid = try await h.pendingGooglePlaySubscription("pat")
+            let canceled = try await h.pendingGooglePlaySubscription("paz")
+            try await h.settle()
+            func types(_ customer: String) async throws -> [String] {
+                try await Self.feed(h).map(\.1).filter { $0["customerID"] as? String == customer }.map {
+                    $0["type"] as? String ?? ""
+                }
+            }
+            #expect(try await types("pat").isEmpty)
+            try h.simulator.googlePlay.completePendingPurchase(paid)
+            try h.simulator.googlePlay.cancelPendingPurchase(canceled)
+            try await h.advance(days: 0.01)
+            #expect(try await types("pat") == ["purchase.started", "entitlement.granted"])
+            let started = try #require(try await Self.feed(h).map(\.1).first { $0["customerID"] as? String == "pat" })
+            let details = started["details"] as? [String: Any]
+            #expect(details?["transactionID"] is String, "\(details ?? [:])")
+            #expect(details?["previousState"] as? String == "pending")
+            #expect(try await types("paz").isEmpty)
+            #expect(try await h.entitlements("pat")["pro"]?.active == true)
+        }
+    }
+
     @Test(arguments: StorageBackend.available) func googlePlayLifecycleAndTransferEvents(_ backend: StorageBackend)
         async throws
     {

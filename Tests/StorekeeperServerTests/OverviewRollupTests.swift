@@ -138,6 +138,30 @@ import Testing
         }
     }
 
+    /// A purchase waiting for its payment is counted when it is paid, as new, and never if its
+    /// payment is canceled; from events and from the tables alike. It was new at once, then
+    /// renewed when paid or churned when canceled.
+    @Test(arguments: StorageBackend.available, [true, false])
+    func aPendingPurchaseIsNewWhenPaidAndNeverIfCanceled(_ backend: StorageBackend, fromEvents: Bool) async throws {
+        try await ServerHarness.run(on: backend) { h in
+            let rollup = h.application.rollup
+            if fromEvents { try await rollup.run() }
+            let paid = try await h.pendingGooglePlaySubscription("pat")
+            let canceled = try await h.pendingGooglePlaySubscription("paz")
+            try await h.settle()
+            try h.simulator.googlePlay.completePendingPurchase(paid)
+            try h.simulator.googlePlay.cancelPendingPurchase(canceled)
+            try await h.advance(days: 0.01)
+            try await rollup.run(recount: true)
+            let totals = try await Self.totals(h)
+            #expect(totals["new"]?.count == 1)
+            #expect(totals["renewed"] == nil)
+            #expect(totals["churned"] == nil)
+            #expect(totals.filter { $0.key.hasPrefix("revenue") }.values.map(\.count).reduce(0, +) == 1)
+            #expect(try await Self.states(h) == [.active: 1])
+        }
+    }
+
     /// History recorded before the rollup existed is folded once by its first round, and the
     /// events of those same changes are not counted again.
     @Test(arguments: StorageBackend.available)

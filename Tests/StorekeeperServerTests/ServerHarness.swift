@@ -179,6 +179,20 @@ struct ServerHarness {
         return (bought.originalTransactionId, play)
     }
 
+    /// A Google Play subscription to premium whose payment is pending (Google sends nothing yet),
+    /// presented by the app for the customer (created here); its purchase token.
+    func pendingGooglePlaySubscription(_ customer: String) async throws -> String {
+        let buyer = try await googlePlayBuyer(customer, pending: true)
+        let token = try simulator.googlePlay.purchaseSubscription(
+            packageName: Self.packageName, productId: "premium", options: buyer
+        ).purchaseToken
+        let (status, body) = try await request(
+            .POST, "/v1/customers/\(customer)/purchases/google-play",
+            json: #"{"purchaseToken":"\#(token)","packageName":"\#(Self.packageName)"}"#)
+        #expect(status == 200, "\(body)")
+        return token
+    }
+
     /// The customer's entitlements by name: (active, state).
     func entitlements(_ id: String) async throws -> [String: (active: Bool, state: String)] {
         let (status, body) = try await request(.GET, "/v1/customers/\(id)")

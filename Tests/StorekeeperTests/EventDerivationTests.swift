@@ -104,6 +104,38 @@ import Testing
         #expect(types(nil, replacement, billed: true) == [.subscriptionProductChanged])
     }
 
+    /// A purchase waiting for its payment (Google Play's pending purchases: cash, say) has not
+    /// started: it makes no event until the payment completes, then `purchase.started`, naming its
+    /// billing event, whatever its kind; one whose payment is canceled never started, so it makes
+    /// none. Its completion was `subscription.renewed` (a consumable's made none), and its
+    /// cancellation `subscription.expired`: the overview counted it new, then renewed or churned.
+    @Test func aPendingPurchaseStartsWhenItIsPaid() {
+        let pending = purchase(.pending, store: .googlePlay)
+        #expect(types(nil, pending).isEmpty)
+        var changes = ChangeSet()
+        let paid = purchase(.active, store: .googlePlay, expiresIn: 86_400)
+        changes.purchaseSaved(before: pending, after: paid)
+        let order = TransactionFact(id: "GPA.1", productID: paid.productID, purchasedAt: now, observedAt: now)
+        changes.transactionSaved(before: nil, after: TransactionRecord(purchaseKey: paid.key, fact: order))
+        let drafts = changes.events(entitlementsBefore: [:], entitlementsAfter: [:], balancesAfter: [:])
+        #expect(drafts.map(\.type) == [.purchaseStarted])
+        #expect(drafts.first?.details.transactionID == "GPA.1")
+        #expect(drafts.first?.details.previousState == .pending)
+        #expect(types(pending, purchase(.canceled, store: .googlePlay, autoRenew: false)) == [.purchaseStarted])
+        // Its payment canceled (Google: SUBSCRIPTION_PENDING_PURCHASE_CANCELED, then expired).
+        #expect(types(pending, purchase(.expired, store: .googlePlay, expiresIn: 0)).isEmpty)
+        // A one-time purchase alike.
+        var gems = purchase(.pending, store: .googlePlay, product: "gems")
+        gems.kind = .consumable
+        var gemsPaid = gems
+        gemsPaid.state = .active
+        #expect(types(nil, gems).isEmpty)
+        #expect(types(gems, gemsPaid) == [.purchaseStarted])
+        var gemsCanceled = gems
+        gemsCanceled.state = .revoked
+        #expect(types(gems, gemsCanceled).isEmpty)
+    }
+
     @Test func aRefundIsOneEventWithItsShareNotAlsoARevocation() {
         var changes = ChangeSet()
         changes.purchaseSaved(before: purchase(.active), after: purchase(.revoked))

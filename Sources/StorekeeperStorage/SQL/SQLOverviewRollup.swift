@@ -23,22 +23,25 @@ extension SQLStorageTransaction {
         // Family members' purchases are left out, as the event fold leaves them
         // (`OverviewRollup`): the purchaser's own purchase counts what was paid. A change of
         // product is neither new (a purchase that replaces another) nor a renewal (a billing event
-        // of another product than the one before it).
+        // of another product than the one before it). A purchase pending its payment is new when
+        // paid, and neither new nor churned when its payment is canceled.
         let paid = "p.ownership <> '\(Ownership.familyShared.rawValue)'"
         let statements: [String] = [
             """
             SELECT \(slice), \(day("s.observed_at")) AS day, 'new' AS kind, '' AS currency, COUNT(*) AS count,
                    0 AS amount
             FROM state_changes s JOIN purchases p ON p.store = s.store AND p.id = s.purchase_id
-            WHERE \(paid) AND s.from_state IS NULL AND s.to_state <> 'superseded' AND p.kind = 'subscription'
-                AND p.replaces_id IS NULL
+            WHERE \(paid) AND p.kind = 'subscription' AND p.replaces_id IS NULL
+                AND ((s.from_state IS NULL AND s.to_state NOT IN ('superseded', 'pending'))
+                    OR (s.from_state = 'pending' AND s.to_state NOT IN ('superseded', 'pending', 'expired', 'revoked')))
             GROUP BY \(grouping), \(day("s.observed_at"))
             """,
             """
             SELECT \(slice), \(day("s.observed_at")) AS day, 'churned' AS kind, '' AS currency, COUNT(*) AS count,
                    0 AS amount
             FROM state_changes s JOIN purchases p ON p.store = s.store AND p.id = s.purchase_id
-            WHERE \(paid) AND s.to_state IN \(ended) AND (s.from_state IS NULL OR s.from_state NOT IN \(ended))
+            WHERE \(paid) AND s.to_state IN \(ended)
+                AND (s.from_state IS NULL OR s.from_state NOT IN \(ended) AND s.from_state <> 'pending')
                 AND p.kind = 'subscription'
             GROUP BY \(grouping), \(day("s.observed_at"))
             """,
