@@ -119,6 +119,15 @@ import Testing
         // Never before the subscription began, nor after Google's answer.
         #expect(try order(.init(periodEnd: start.addingTimeInterval(-86_400))).purchasedAt == start)
         #expect(try order(.init(periodEnd: now.addingTimeInterval(86_400))).purchasedAt == now)
+        // A notification that says the order was just placed (a recovery from account hold, days
+        // after the period ended) dates it then; one older than the stored period's end does not.
+        let recovered = now.addingTimeInterval(-86_400)
+        #expect(try order(.init(periodEnd: periodEnd, orderNoticedAt: recovered)).purchasedAt == recovered)
+        #expect(try order(.init(orderNoticedAt: recovered)).purchasedAt == recovered)
+        #expect(
+            try order(.init(periodEnd: periodEnd, orderNoticedAt: periodEnd.addingTimeInterval(-60))).purchasedAt
+                == periodEnd)
+        #expect(try order(.init(latestOrder: recorded, orderNoticedAt: recovered)).purchasedAt == periodEnd)
     }
 
     // MARK: Voided orders of a subscription (seed 001: voids stay separate from status)

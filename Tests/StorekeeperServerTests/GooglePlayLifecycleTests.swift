@@ -46,9 +46,19 @@ import Testing
             entitlements = try await h.entitlements("gina")
             #expect(entitlements["pro"]?.active == false)
             #expect(entitlements["pro"]?.state == "billing_retry")
-            _ = try play.recoverBilling(token)
+            let recoveredAt = h.simulator.clock.now()
+            let recovery = try #require(try play.recoverBilling(token))
             try await h.advance(days: 0.01)
             #expect(try await h.entitlements("gina")["pro"]?.active == true)
+            // Each order dated when it was placed: the renewal at the period's end, the recovery's
+            // when its notification said (days after the failed renewal), not the subscription's start.
+            let orders = try await h.storage.transaction { try await $0.transactions(of: .googlePlay(token)) }
+            let dates = Dictionary(uniqueKeysWithValues: orders.map { ($0.fact.id, $0.fact.purchasedAt) })
+            #expect(dates.count == 3)
+            // (To the millisecond: Google's times are in milliseconds.)
+            let recoveryDate = try #require(dates[recovery])
+            #expect(abs(recoveryDate.timeIntervalSince(recoveredAt)) < 0.001, "\(recoveryDate) \(recoveredAt)")
+            #expect(Set(dates.values).count == 3, "\(dates)")
 
             // Cancel: access until the paid period ends, then expired.
             try play.cancelSubscription(token)

@@ -98,7 +98,12 @@ public struct GooglePlayAdapter: StoreAdapter, TranslatesStoreErrors {
         var fact: PurchaseFact?
         do {
             if let subscription = notification.subscriptionNotification, let token = subscription.purchaseToken {
-                fact = try await subscriptionFact(app, token: token, revoked: subscription.notificationType == .revoked)
+                let type = subscription.notificationType
+                // These say an order was just placed, at the notification's time.
+                let placesAnOrder = type == .renewed || type == .recovered || type == .purchased
+                fact = try await subscriptionFact(
+                    app, token: token, revoked: type == .revoked,
+                    orderNoticedAt: placesAnOrder ? notification.eventDate : nil)
             } else if let product = notification.oneTimeProductNotification, let token = product.purchaseToken {
                 fact = try await productFact(app, productID: product.sku, token: token)
             } else if let voided = notification.voidedPurchaseNotification, let token = voided.purchaseToken {
@@ -158,11 +163,15 @@ public struct GooglePlayAdapter: StoreAdapter, TranslatesStoreErrors {
 
     // MARK: Facts from the API
 
-    /// The subscription `token`'s current state.
-    func subscriptionFact(_ app: AppID, token: String, revoked: Bool = false) async throws -> PurchaseFact {
+    /// The subscription `token`'s current state; `orderNoticedAt`: when the notification read says
+    /// an order was just placed.
+    func subscriptionFact(
+        _ app: AppID, token: String, revoked: Bool = false, orderNoticedAt: Date? = nil
+    ) async throws -> PurchaseFact {
         let client = try apps.client(app)
         let purchase = try await translating { try await client.subscription(packageName: app.rawValue, token: token) }
-        let known = try await knownSubscription(token, latestOrder: GooglePlayFacts.latestOrderID(of: purchase))
+        var known = try await knownSubscription(token, latestOrder: GooglePlayFacts.latestOrderID(of: purchase))
+        known.orderNoticedAt = orderNoticedAt
         return try GooglePlayFacts.subscription(
             purchase, app: app, token: token, observedAt: clock.now(), revoked: revoked, known: known,
             catalog: catalog)

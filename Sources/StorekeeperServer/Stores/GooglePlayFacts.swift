@@ -17,10 +17,27 @@ public enum GooglePlayFacts {
         /// renewal, placed then (a recovery from account hold, later: then is the earliest it can
         /// have been).
         public var periodEnd: Date?
+        /// When the notification being read says an order was just placed (`SUBSCRIPTION_RENEWED`,
+        /// `SUBSCRIPTION_RECOVERED`, `SUBSCRIPTION_PURCHASED`: its `eventTimeMillis`): a new order
+        /// is dated then, a recovery days after the period it follows ended included (never
+        /// before that end: an older notification read late says nothing of a newer order).
+        public var orderNoticedAt: Date?
 
-        public init(latestOrder: TransactionFact? = nil, periodEnd: Date? = nil) {
+        public init(latestOrder: TransactionFact? = nil, periodEnd: Date? = nil, orderNoticedAt: Date? = nil) {
             self.latestOrder = latestOrder
             self.periodEnd = periodEnd
+            self.orderNoticedAt = orderNoticedAt
+        }
+
+        /// When a latest order the server has not recorded was placed, as far as this says (nil:
+        /// nothing does).
+        var newOrderPlacedAt: Date? {
+            switch (periodEnd, orderNoticedAt) {
+            case (let end?, let noticed?): max(end, noticed)
+            case (let end?, nil): end
+            case (nil, let noticed?): noticed
+            case (nil, nil): nil
+            }
         }
     }
 
@@ -34,8 +51,9 @@ public enum GooglePlayFacts {
     /// - Parameters:
     ///   - revoked: the notification said the subscription was revoked or voided; the fetched
     ///     state (expired) doesn't tell a revocation from an expiry.
-    ///   - known: what the server holds of it, which dates the latest order: as recorded, or
-    ///     when the stored period ended (a renewal), or else when the subscription began.
+    ///   - known: what the server holds of it and what the notification says, which date the
+    ///     latest order: as recorded, or when the notification says it was placed or the stored
+    ///     period ended (a renewal), or else when the subscription began.
     public static func subscription(
         _ purchase: SubscriptionPurchaseV2, app: AppID, token: String, observedAt: Date, revoked: Bool = false,
         known: KnownSubscription = KnownSubscription(), catalog: Catalog
@@ -57,7 +75,7 @@ public enum GooglePlayFacts {
             let start = purchase.startDate ?? observedAt
             let purchasedAt =
                 known.latestOrder.flatMap { $0.id == orderID ? $0.purchasedAt : nil }
-                ?? known.periodEnd.map { min(max($0, start), observedAt) } ?? start
+                ?? known.newOrderPlacedAt.map { min(max($0, start), observedAt) } ?? start
             let (price, offer) = pricing(of: items.first)
             transactions.append(
                 TransactionFact(
