@@ -202,8 +202,8 @@ extension ChangeSet {
         var drafts: [EventDraft] = []
         // The period a product change moves (an App Store upgrade bills and starts one at once, a
         // downgrade takes effect at its renewal) is the change's: said once, by the product change,
-        // as on Google Play, where the new product is a new purchase. Also a renewal, it counted
-        // on one store and not the other.
+        // as on Google Play, where the new product is a new purchase. (Said as a renewal too, it
+        // was one on the App Store and not on Google Play.)
         let productChanged = before.productID != after.productID && after.state != .superseded
         if productChanged {
             drafts.append(draft(.subscriptionProductChanged, EventDetails(previousProductID: before.productID)))

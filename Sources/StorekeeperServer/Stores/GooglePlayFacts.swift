@@ -31,14 +31,7 @@ public enum GooglePlayFacts {
 
         /// When a latest order the server has not recorded was placed, as far as this says (nil:
         /// nothing does).
-        var newOrderPlacedAt: Date? {
-            switch (periodEnd, orderNoticedAt) {
-            case (let end?, let noticed?): max(end, noticed)
-            case (let end?, nil): end
-            case (nil, let noticed?): noticed
-            case (nil, nil): nil
-            }
-        }
+        var newOrderPlacedAt: Date? { [periodEnd, orderNoticedAt].compactMap { $0 }.max() }
     }
 
     /// The order a `purchases.subscriptionsv2.get` answer names as the latest.
