@@ -188,8 +188,10 @@ extension ChangeSet {
             return EventDraft(type: type, customerID: after.customerID, purchase: after, details: details)
         }
         guard let before else {
-            // Waiting for its payment, a purchase has not started (its completion starts it).
-            if after.state == .pending { return [] }
+            // Waiting for its payment, a purchase has not started (its completion starts it); first
+            // heard of already ended and never billed (its payment canceled before the app
+            // presented it), it never did.
+            if after.state == .pending || (!billed && [.expired, .revoked].contains(after.state)) { return [] }
             if let replacedKey = after.replaces, after.kind == .subscription {
                 return [
                     draft(

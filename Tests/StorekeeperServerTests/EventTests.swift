@@ -262,6 +262,8 @@ import Testing
         try await ServerHarness.run(on: backend) { h in
             let paid = try await h.pendingGooglePlaySubscription("pat")
             let canceled = try await h.pendingGooglePlaySubscription("paz")
+            // First heard of once its payment was canceled: expired, never paid for.
+            _ = try await h.pendingGooglePlaySubscription("pam", canceledBeforePresented: true)
             try await h.settle()
             func types(_ customer: String) async throws -> [String] {
                 try await Self.feed(h).map(\.1).filter { $0["customerID"] as? String == customer }.map {
@@ -278,6 +280,7 @@ import Testing
             #expect(details?["transactionID"] is String, "\(details ?? [:])")
             #expect(details?["previousState"] as? String == "pending")
             #expect(try await types("paz").isEmpty)
+            #expect(try await types("pam").isEmpty)
             #expect(try await h.entitlements("pat")["pro"]?.active == true)
         }
     }

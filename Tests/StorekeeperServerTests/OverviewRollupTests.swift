@@ -148,6 +148,7 @@ import Testing
             if fromEvents { try await rollup.run() }
             let paid = try await h.pendingGooglePlaySubscription("pat")
             let canceled = try await h.pendingGooglePlaySubscription("paz")
+            _ = try await h.pendingGooglePlaySubscription("pam", canceledBeforePresented: true)
             try await h.settle()
             try h.simulator.googlePlay.completePendingPurchase(paid)
             try h.simulator.googlePlay.cancelPendingPurchase(canceled)

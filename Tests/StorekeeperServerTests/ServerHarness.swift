@@ -180,12 +180,16 @@ struct ServerHarness {
     }
 
     /// A Google Play subscription to premium whose payment is pending (Google sends nothing yet),
-    /// presented by the app for the customer (created here); its purchase token.
-    func pendingGooglePlaySubscription(_ customer: String) async throws -> String {
+    /// presented by the app for the customer (created here), or presented only once its payment was
+    /// canceled; its purchase token.
+    func pendingGooglePlaySubscription(_ customer: String, canceledBeforePresented: Bool = false) async throws
+        -> String
+    {
         let buyer = try await googlePlayBuyer(customer, pending: true)
         let token = try simulator.googlePlay.purchaseSubscription(
             packageName: Self.packageName, productId: "premium", options: buyer
         ).purchaseToken
+        if canceledBeforePresented { try simulator.googlePlay.cancelPendingPurchase(token) }
         let (status, body) = try await request(
             .POST, "/v1/customers/\(customer)/purchases/google-play",
             json: #"{"purchaseToken":"\#(token)","packageName":"\#(Self.packageName)"}"#)

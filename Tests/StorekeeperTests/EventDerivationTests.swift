@@ -124,6 +124,10 @@ import Testing
         #expect(types(pending, purchase(.canceled, store: .googlePlay, autoRenew: false)) == [.purchaseStarted])
         // Its payment canceled (Google: SUBSCRIPTION_PENDING_PURCHASE_CANCELED, then expired).
         #expect(types(pending, purchase(.expired, store: .googlePlay, expiresIn: 0)).isEmpty)
+        // First heard of once its payment was canceled: ended, and never billed.
+        #expect(types(nil, purchase(.expired, store: .googlePlay, expiresIn: 0)).isEmpty)
+        // One that ended after it was paid for (a purchase presented late) did start.
+        #expect(types(nil, purchase(.expired, store: .googlePlay, expiresIn: 0), billed: true) == [.purchaseStarted])
         // A one-time purchase alike.
         var gems = purchase(.pending, store: .googlePlay, product: "gems")
         gems.kind = .consumable

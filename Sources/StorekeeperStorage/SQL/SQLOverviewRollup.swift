@@ -24,7 +24,9 @@ extension SQLStorageTransaction {
         // (`OverviewRollup`): the purchaser's own purchase counts what was paid. A change of
         // product is neither new (a purchase that replaces another) nor a renewal (a billing event
         // of another product than the one before it). A purchase pending its payment is new when
-        // paid, and neither new nor churned when its payment is canceled.
+        // paid, and neither new nor churned when its payment is canceled; one first seen ended and
+        // never billed never started. Churn, as from events, is an end after a state the server
+        // saw (a purchase first seen ended is new, not churned).
         let paid = "p.ownership <> '\(Ownership.familyShared.rawValue)'"
         let statements: [String] = [
             """
@@ -32,7 +34,9 @@ extension SQLStorageTransaction {
                    0 AS amount
             FROM state_changes s JOIN purchases p ON p.store = s.store AND p.id = s.purchase_id
             WHERE \(paid) AND p.kind = 'subscription' AND p.replaces_id IS NULL
-                AND ((s.from_state IS NULL AND s.to_state NOT IN ('superseded', 'pending'))
+                AND ((s.from_state IS NULL AND s.to_state NOT IN ('superseded', 'pending')
+                        AND (s.to_state NOT IN \(ended) OR EXISTS (
+                            SELECT 1 FROM transactions t WHERE t.store = s.store AND t.purchase_id = s.purchase_id)))
                     OR (s.from_state = 'pending' AND s.to_state NOT IN ('superseded', 'pending', 'expired', 'revoked')))
             GROUP BY \(grouping), \(day("s.observed_at"))
             """,
@@ -41,7 +45,7 @@ extension SQLStorageTransaction {
                    0 AS amount
             FROM state_changes s JOIN purchases p ON p.store = s.store AND p.id = s.purchase_id
             WHERE \(paid) AND s.to_state IN \(ended)
-                AND (s.from_state IS NULL OR s.from_state NOT IN \(ended) AND s.from_state <> 'pending')
+                AND s.from_state NOT IN ('expired', 'revoked', 'pending')
                 AND p.kind = 'subscription'
             GROUP BY \(grouping), \(day("s.observed_at"))
             """,
