@@ -167,6 +167,7 @@ public final class StorekeeperApplication: Sendable {
             try await webhooks.run()
         } heldElsewhere: {
             metrics.webhookDeliveryHeldElsewhere()
+            try await webhooks.dropMetricsOfDeletedEndpoints()
         }
         webhookDelivery = WebhookDeliveryService(job: deliveryJob, dispatcher: webhooks)
         webhookEndpoints = WebhookEndpointService(configured: configuration.webhooks, storage: storage, clock: clock)

@@ -1,9 +1,10 @@
 import Foundation
 import StoreSimulator
 import Storekeeper
-import StorekeeperServer
 import StorekeeperStorage
 import Testing
+
+@testable import StorekeeperServer
 
 /// An endpoint created through the API is delivered to like a configured one, and every change to
 /// it (secrets, filters, enabled, deletion) takes effect at the dispatcher's next round, without a
@@ -102,6 +103,40 @@ import Testing
                 #expect(!metrics.contains(#"storekeeper_webhook_lag_seconds{endpoint="api-hook"}"#))
                 #expect(!metrics.contains(#"endpoint="api-hook""#))
             }
+        }
+    }
+    /// An instance where another holds the delivery job still shows the attempt counters of its
+    /// own earlier rounds: those of an endpoint deleted meanwhile are dropped on its skipped rounds
+    /// too, not kept until it restarts. (The holder drops them in its delivery rounds.)
+    @Test(arguments: StorageBackend.available) func anInstanceWithoutTheDeliveryJobDropsADeletedEndpointsCounters(
+        _ backend: StorageBackend
+    ) async throws {
+        try await ServerHarness.run(
+            on: backend,
+            customize: { _, configuration in
+                configuration.webhooks = WebhookSettings(pollInterval: 3_600, timeout: 2, retrySchedule: [60])
+            }
+        ) { h in
+            let (status, created) = try await h.request(
+                .POST, "/v1/webhooks", json: #"{"name": "api-hook", "url": "http://127.0.0.1:9/hook"}"#)
+            #expect(status == 201, "\(created)")
+            // Its earlier rounds, from when this instance held the job.
+            h.application.metrics.webhookAttempt(endpoint: "api-hook", status: .delivered, latency: 7)
+            // Its attempt counters and latencies (the job's lag gauge is the holder's to show).
+            func attemptSeries() async throws -> [Substring] {
+                try await h.text("/metrics").split(separator: "\n").filter {
+                    $0.hasPrefix("storekeeper_webhook_deliver") && $0.contains(#"endpoint="api-hook""#)
+                }
+            }
+            try await h.application.webhooks.dropMetricsOfDeletedEndpoints()
+            #expect(
+                try await attemptSeries().contains(
+                    #"storekeeper_webhook_deliveries_total{endpoint="api-hook",result="delivered"} 1"#))
+
+            let (deleted, _) = try await h.request(.DELETE, "/v1/webhooks/api-hook")
+            #expect(deleted == 204)
+            try await h.application.webhooks.dropMetricsOfDeletedEndpoints()
+            #expect(try await attemptSeries().isEmpty)
         }
     }
 }

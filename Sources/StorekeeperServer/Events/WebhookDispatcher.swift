@@ -111,6 +111,18 @@ public final class WebhookDispatcher: Sendable {
         return round
     }
 
+    /// On an instance where another holds the delivery job: drops the attempt counters of
+    /// endpoints deleted since this instance delivered (the holder's rounds drop its own), rather
+    /// than show them until a restart. Reads the endpoints only while this instance shows counters
+    /// of endpoints that are not configured (created through the API).
+    public func dropMetricsOfDeletedEndpoints() async throws {
+        guard let metrics else { return }
+        let configured = Set(settings.endpoints.map(\.name))
+        guard !metrics.attemptEndpointNames.isSubset(of: configured) else { return }
+        let created = try await storage.read { try await $0.webhookEndpointRecords() }
+        metrics.webhookEndpoints(existing: configured.union(created.map(\.name)))
+    }
+
     /// What one `enqueueNew` did, and the endpoints it found.
     struct Enqueued {
         var sequenced = 0

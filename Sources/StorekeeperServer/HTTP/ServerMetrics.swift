@@ -112,6 +112,9 @@ final class ServerMetrics: Sendable {
         webhookLatencyRecorder(endpoint).record(Double(milliseconds) / 1000)
     }
 
+    /// The endpoints whose attempt counters this instance shows.
+    var attemptEndpointNames: Set<String> { attemptEndpoints.withLock { $0 } }
+
     /// Drops the attempt counters and latencies of endpoints no longer in `endpoints` (configured
     /// or created through the API, enabled or not): a deleted endpoint's series would otherwise
     /// stay until a restart, one set for every endpoint ever deleted.

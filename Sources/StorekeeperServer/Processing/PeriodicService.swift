@@ -17,12 +17,13 @@ final class PeriodicService: Service, Sendable {
     let logger: Logger
     let job: @Sendable () async throws -> Void
     /// Called after each round skipped because another instance holds the lease: what the job
-    /// reports (its gauges) is that instance's to report now.
-    let heldElsewhere: @Sendable () -> Void
+    /// reports (its gauges) is that instance's to report now. Its error is the round's.
+    let heldElsewhere: @Sendable () async throws -> Void
 
     init(
         _ name: String, every interval: Double, enabled: Bool = true, lease: JobLease? = nil, logger: Logger,
-        job: @escaping @Sendable () async throws -> Void, heldElsewhere: @escaping @Sendable () -> Void = {}
+        job: @escaping @Sendable () async throws -> Void,
+        heldElsewhere: @escaping @Sendable () async throws -> Void = {}
     ) {
         self.name = name
         self.interval = interval
@@ -46,7 +47,7 @@ final class PeriodicService: Service, Sendable {
                     try await StoreCallOrigin.$job.withValue(name) { try await job() }
                 }
                 if let lease {
-                    if try await !lease.runIfHeld(round) { heldElsewhere() }
+                    if try await !lease.runIfHeld(round) { try await heldElsewhere() }
                 } else {
                     try await round()
                 }
