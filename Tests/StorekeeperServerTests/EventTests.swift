@@ -342,7 +342,8 @@ import Testing
     @Test(arguments: StorageBackend.available) func receiverDownThenUpGetsEverythingInOrderPerCustomer(
         _ backend: StorageBackend
     ) async throws {
-        let port = try await WebhookReceiver.freePort()
+        let reserved = try ReservedPort()
+        let port = reserved.port
         try await Self.run(on: backend, url: Self.hookURL(port)) { h in
             let store = h.simulator.appStore
             for name in ["ann", "ben"] {
@@ -365,6 +366,7 @@ import Testing
             #expect(round.failed == 0 && round.delivered == 0)
 
             let receiver = WebhookReceiver()
+            reserved.release()
             try await receiver.run(port: port) { _ in
                 try await h.advance(days: 2.0 / 86_400)
                 round = try await h.application.webhooks.run()

@@ -5,6 +5,12 @@ import Hummingbird
 import NIOCore
 import Synchronization
 
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
 /// A real HTTP receiver of webhooks on loopback, for the delivery tests: it records each request
 /// and answers as told (2xx, a status, or only after a delay).
 final class WebhookReceiver: Sendable {
@@ -37,12 +43,6 @@ final class WebhookReceiver: Sendable {
     var acceptedOnce: [Received] {
         var seen = Set<String>()
         return received.filter { $0.accepted && seen.insert($0.eventID).inserted }
-    }
-
-    /// A free loopback port (bound, then released).
-    static func freePort() async throws -> Int {
-        let receiver = WebhookReceiver()
-        return try await receiver.run(port: 0) { $0 }
     }
 
     /// Runs the receiver on `port` (0: any) while `body` runs; `body` gets the port.
@@ -141,4 +141,45 @@ final class WebhookReceiver: Sendable {
 struct ReceiverStopped: Error, CustomStringConvertible {
     let port: Int
     var description: String { "the webhook receiver on port \(port) stopped before it was bound" }
+}
+
+/// A loopback port held, bound but not listened on, until ``release()``: connections to it are
+/// refused, and no other test's server can take it meanwhile. (A port found free and released at
+/// once was free for any server to take until the test listened on it, seconds later.)
+final class ReservedPort: Sendable {
+    let port: Int
+    private let descriptor: Mutex<Int32?>
+
+    init() throws {
+        let held = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        guard held >= 0 else { throw ReservationFailed(step: "socket", code: errno) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        let bound = withUnsafeMutablePointer(to: &address) { pointer in
+            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { address in
+                bind(held, address, length) == 0 && getsockname(held, address, &length) == 0
+            }
+        }
+        guard bound else {
+            let code = errno
+            close(held)
+            throw ReservationFailed(step: "bind", code: code)
+        }
+        port = Int(UInt16(bigEndian: address.sin_port))
+        descriptor = Mutex(held)
+    }
+
+    /// Frees the port for the server that is to listen on it.
+    func release() {
+        if let held = descriptor.withLock({ $0.take() }) { close(held) }
+    }
+
+    deinit { release() }
+
+    struct ReservationFailed: Error {
+        var step: String
+        var code: Int32
+    }
 }
