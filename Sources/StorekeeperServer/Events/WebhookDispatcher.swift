@@ -117,10 +117,17 @@ public final class WebhookDispatcher: Sendable {
     /// of endpoints that are not configured (created through the API).
     public func dropMetricsOfDeletedEndpoints() async throws {
         guard let metrics else { return }
-        let configured = Set(settings.endpoints.map(\.name))
-        guard !metrics.attemptEndpointNames.isSubset(of: configured) else { return }
-        let created = try await storage.read { try await $0.webhookEndpointRecords() }
-        metrics.webhookEndpoints(existing: configured.union(created.map(\.name)))
+        let configured = settings.endpoints
+        guard !metrics.attemptEndpointNames.isSubset(of: Self.names(configured: configured, records: [])) else {
+            return
+        }
+        let records = try await storage.read { try await $0.webhookEndpointRecords() }
+        metrics.webhookEndpoints(existing: Self.names(configured: configured, records: records))
+    }
+
+    /// Every endpoint's name: configured, and created through the API (disabled ones included).
+    static func names(configured: [WebhookEndpoint], records: [WebhookEndpointRecord]) -> Set<String> {
+        Set(configured.map(\.name)).union(records.map(\.name))
     }
 
     /// What one `enqueueNew` did, and the endpoints it found.
@@ -146,7 +153,7 @@ public final class WebhookDispatcher: Sendable {
         return try await storage.transaction { transaction in
             let records = try await transaction.webhookEndpointRecords()
             var enqueued = Enqueued()
-            enqueued.existing = Set(configured.map(\.name)).union(records.map(\.name))
+            enqueued.existing = Self.names(configured: configured, records: records)
             enqueued.endpoints = Self.merge(configured: configured, records: records, enabledOnly: true, logger: logger)
             guard !enqueued.endpoints.isEmpty else { return enqueued }
             enqueued.sequenced = try await transaction.sequenceEvents(limit: Self.sequenceBatch)
