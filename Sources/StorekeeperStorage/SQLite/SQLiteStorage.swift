@@ -76,8 +76,8 @@ public final class SQLiteStorage: Storage {
         try await core.read(body)
     }
 
-    public func insertNotifications(taking items: @Sendable () -> [InboxNotification]) async throws -> [Bool] {
-        try await transaction { try await $0.insertNotifications(items()) }
+    public func insertNotifications(taking items: @Sendable () -> [PreparedNotification]) async throws -> [Bool] {
+        try await core.sqlTransaction(durability: .flushed) { try await $0.insert(items()) }
     }
 
     /// On a reader connection opened for `body` and closed after it (a few milliseconds; its
