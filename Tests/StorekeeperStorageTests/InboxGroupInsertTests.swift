@@ -66,7 +66,8 @@ import Testing
                 let group = (0..<10).map { makeNotification("g-\($0)") }
                 statements.clear()
                 let prepared = group.map(PreparedNotification.init)
-                #expect(try await storage.insertNotifications(taking: { prepared }) == Array(repeating: true, count: 10))
+                #expect(
+                    try await storage.insertNotifications(taking: { prepared }) == Array(repeating: true, count: 10))
                 let sent = statements.all
                 #expect(sent.count == 1)
                 #expect(sent.first?.hasPrefix("WITH inserted AS (INSERT INTO inbox ") == true)

@@ -768,7 +768,8 @@ struct SQLStorageTransaction: StorageTransaction {
                 var keys = Set<NotificationKey>()
                 let payloads = payloadRows(
                     chunk.compactMap { item in
-                        let key = NotificationKey(store: item.notification.store, dedupeKey: item.notification.dedupeKey)
+                        let key = NotificationKey(
+                            store: item.notification.store, dedupeKey: item.notification.dedupeKey)
                         return keys.insert(key).inserted ? firsts[key] : nil
                     })
                 statement = """
