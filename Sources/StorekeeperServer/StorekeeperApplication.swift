@@ -25,6 +25,11 @@ public final class StorekeeperApplication: Sendable {
     public let settler: PurchaseSettler
     let metrics: ServerMetrics
     let worker: NotificationWorker
+
+    /// Has the inbox's processing look for due notifications now, as every stored webhook does,
+    /// rather than at its next poll: for notifications stored by other means (the ingest
+    /// benchmark's `--backlog`, stored in one transaction, waited up to the poll interval).
+    public func wakeProcessing() { worker.wake() }
     let sweeper: PeriodicService
     let catchUp: PeriodicService
     let refundAnswering: PeriodicService
