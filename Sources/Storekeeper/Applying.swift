@@ -19,6 +19,7 @@ extension Purchase {
             observedAt: fact.observedAt, needsAcknowledgement: fact.needsAcknowledgement
         )
         appTransactionID = fact.appTransactionID
+        basePlanID = fact.basePlanID
         offers = fact.offers
     }
 
@@ -35,6 +36,7 @@ extension Purchase {
         var next = Purchase(fact: fact, customerID: customerID)
         next.accountHint = fact.accountHint ?? accountHint
         next.appTransactionID = fact.appTransactionID ?? appTransactionID
+        next.basePlanID = fact.basePlanID ?? basePlanID
         next.replaces = fact.replaces ?? replaces
         // Replacement is final: the old token's own later states (Google reports it expired) must
         // not make the outcome depend on which of the two purchases was heard of first.

@@ -99,6 +99,8 @@ public struct PurchaseView: Sendable, Hashable, Codable {
     public var store: Store
     public var purchaseID: String
     public var productID: String
+    /// Google Play: the subscription's base plan (``Purchase/basePlanID``).
+    public var basePlanID: String?
     public var kind: ProductKind
     public var state: SubscriptionState
     public var active: Bool
@@ -120,6 +122,7 @@ public struct PurchaseView: Sendable, Hashable, Codable {
         store = purchase.key.store
         purchaseID = purchase.key.id
         productID = purchase.productID
+        basePlanID = purchase.basePlanID
         kind = purchase.kind
         state = purchase.state
         environmentGrantsAccess = access.admits(purchase)

@@ -45,6 +45,7 @@ extension SortedKeysJSONWriter {
         member("active", purchase.active)
         member("app", purchase.app)
         member("autoRenew", purchase.autoRenew)
+        member("basePlanID", purchase.basePlanID)
         member("environment", purchase.environment)
         member("environmentGrantsAccess", purchase.environmentGrantsAccess)
         member("expiresAt", purchase.expiresAt)

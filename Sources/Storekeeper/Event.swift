@@ -110,8 +110,12 @@ public struct EventDetails: Sendable, Hashable, Codable {
     public var previousState: SubscriptionState?
     public var expiresAt: Date?
     public var autoRenew: Bool?
-    /// `subscription.product_changed`: the product before.
+    /// A Google Play subscription's lifecycle events: its base plan (``Purchase/basePlanID``).
+    public var basePlanID: String?
+    /// `subscription.product_changed`: the product before, and on Google Play its base plan (a
+    /// change of base plan within one product is a change of product too).
     public var previousProductID: String?
+    public var previousBasePlanID: String?
     /// `subscription.product_changed` on Google Play: the purchase replaced.
     public var replacesPurchaseID: String?
     /// `purchase.refunded`, `purchase.refund_reversed`: the billing event (Apple transactionId,

@@ -185,7 +185,15 @@ extension ChangeSet {
             details.previousState = details.previousState ?? before?.state
             details.expiresAt = after.expiresAt
             details.autoRenew = after.autoRenew
+            details.basePlanID = after.basePlanID
             return EventDraft(type: type, customerID: after.customerID, purchase: after, details: details)
+        }
+        // A change of product names what it changed from: the product, on Google Play its base plan,
+        // and the purchase replaced where the new product is a new purchase.
+        func productChange(from previous: Purchase?, replacing replaced: PurchaseKey? = nil) -> EventDraft {
+            var details = EventDetails(previousProductID: previous?.productID, replacesPurchaseID: replaced?.id)
+            details.previousBasePlanID = previous?.basePlanID
+            return draft(.subscriptionProductChanged, details)
         }
         guard let before else {
             // Waiting for its payment, a purchase has not started (its completion starts it); first
@@ -193,11 +201,7 @@ extension ChangeSet {
             // presented it), it never did.
             if after.state == .pending || (!billed && [.expired, .revoked].contains(after.state)) { return [] }
             if let replacedKey = after.replaces, after.kind == .subscription {
-                return [
-                    draft(
-                        .subscriptionProductChanged,
-                        EventDetails(previousProductID: replaced?.productID, replacesPurchaseID: replacedKey.id))
-                ]
+                return [productChange(from: replaced, replacing: replacedKey)]
             }
             return after.state == .superseded ? [] : [draft(.purchaseStarted)]
         }
@@ -206,10 +210,8 @@ extension ChangeSet {
         // downgrade takes effect at its renewal) is the change's: said once, by the product change,
         // as on Google Play, where the new product is a new purchase. (Said as a renewal too, it
         // was one on the App Store and not on Google Play.)
-        let productChanged = before.productID != after.productID && after.state != .superseded
-        if productChanged {
-            drafts.append(draft(.subscriptionProductChanged, EventDetails(previousProductID: before.productID)))
-        }
+        let productChanged = Self.productChanged(from: before, to: after) && after.state != .superseded
+        if productChanged { drafts.append(productChange(from: before)) }
         let periodMovedAlone = !productChanged && Self.periodMoved(before, after)
         if before.state != after.state {
             switch (before.state, after.state) {
@@ -233,10 +235,7 @@ extension ChangeSet {
                 // Its payment completed: the purchase starts now, or, a plan change, replaces its
                 // predecessor now.
                 if let replacedKey = after.replaces, before.replaces == nil, after.kind == .subscription {
-                    drafts.append(
-                        draft(
-                            .subscriptionProductChanged,
-                            EventDetails(previousProductID: replaced?.productID, replacesPurchaseID: replacedKey.id)))
+                    drafts.append(productChange(from: replaced, replacing: replacedKey))
                 } else {
                     drafts.append(draft(.purchaseStarted))
                 }
@@ -261,6 +260,14 @@ extension ChangeSet {
             drafts.append(draft(now ? .subscriptionAutoRenewEnabled : .subscriptionAutoRenewDisabled))
         }
         return drafts
+    }
+
+    /// Another product, or on Google Play another base plan of the same product (a monthly plan
+    /// changed to a yearly one); a base plan not known on either side changes nothing.
+    static func productChanged(from before: Purchase, to after: Purchase) -> Bool {
+        if before.productID != after.productID { return true }
+        guard let previous = before.basePlanID, let next = after.basePlanID else { return false }
+        return previous != next
     }
 
     static func periodMoved(_ before: Purchase, _ after: Purchase) -> Bool {

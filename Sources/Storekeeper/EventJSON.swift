@@ -43,6 +43,7 @@ extension SortedKeysJSONWriter {
         member("autoRenew", details.autoRenew)
         member("balance", details.balance)
         member("balanceAfter", details.balanceAfter)
+        member("basePlanID", details.basePlanID)
         if let answer = details.consumptionAnswer {
             key("consumptionAnswer")
             write(answer)
@@ -50,6 +51,7 @@ extension SortedKeysJSONWriter {
         member("entitlement", details.entitlement)
         member("expiresAt", details.expiresAt)
         member("fromCustomerID", details.fromCustomerID)
+        member("previousBasePlanID", details.previousBasePlanID)
         member("previousProductID", details.previousProductID)
         member("previousState", details.previousState)
         member("reason", details.reason)

@@ -17,6 +17,10 @@ public struct Purchase: Sendable, Hashable, Codable {
     /// are refused until a fact names its app.
     public var app: AppID?
     public var productID: String
+    /// Google Play: the base plan of the subscription's product it was bought on
+    /// (`offerDetails.basePlanId`: a monthly and a yearly plan of one product, say). Nil on the App
+    /// Store, whose products have none, and for a one-time product.
+    public var basePlanID: String?
     public var kind: ProductKind
     public var environment: PurchaseEnvironment
     /// The normalized state. One-time purchases use `active` (owned), `pending` and `revoked`.

@@ -11,6 +11,8 @@ public struct PurchaseFact: Sendable, Hashable, Codable {
     /// The app the store says the purchase belongs to (every fact knows it).
     public var app: AppID
     public var productID: String
+    /// Google Play: the subscription's base plan (``Purchase/basePlanID``).
+    public var basePlanID: String?
     public var kind: ProductKind
     public var environment: PurchaseEnvironment
     public var state: SubscriptionState

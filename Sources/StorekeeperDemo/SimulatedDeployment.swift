@@ -319,7 +319,11 @@ public struct SimulatedDeployment: Sendable {
         try play.addSubscription(
             SimulatedPlaySubscription(
                 packageName: package, productId: app.product("premium"),
-                basePlans: [SimulatedBasePlan(basePlanId: "monthly", billingPeriod: .iso8601("P1M"))]))
+                basePlans: [
+                    SimulatedBasePlan(basePlanId: "monthly", billingPeriod: .iso8601("P1M")),
+                    SimulatedBasePlan(
+                        basePlanId: "yearly", billingPeriod: .iso8601("P1Y"), price: PlayPrice(priceMicros: 49_990_000)),
+                ]))
         try play.addSubscription(
             SimulatedPlaySubscription(
                 packageName: package, productId: app.product("premium.max"),

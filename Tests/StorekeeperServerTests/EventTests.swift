@@ -251,6 +251,45 @@ import Testing
         }
     }
 
+    /// Google Play: a change to another base plan of the same product (premium monthly to
+    /// premium yearly) is a change of product naming both plans, and the customer view says which
+    /// plan each subscription is on. It was `subscription.product_changed` from premium to premium,
+    /// and no answer said which plan the customer was on.
+    @Test(arguments: StorageBackend.available) func anotherBasePlanIsAChangeTheAppCanTell(_ backend: StorageBackend)
+        async throws
+    {
+        try await ServerHarness.run(on: backend) { h in
+            let monthly = try await h.googlePlaySubscription("gina")
+            try await h.settle()
+            try await h.advance(days: 0.01)
+            let before = try await Self.feed(h).map(\.0).max() ?? 0
+            let yearly = try h.simulator.googlePlay.changeSubscription(
+                monthly, toProductId: "premium", basePlanId: "yearly")
+            try await h.settle()
+
+            let events = try await Self.feed(h).filter { $0.0 > before }.map(\.1)
+            #expect(events.map { $0["type"] as? String ?? "" } == ["subscription.product_changed"])
+            let change = try #require(events.first)
+            #expect(change["purchaseID"] as? String == yearly.purchaseToken)
+            #expect(change["productID"] as? String == "premium")
+            let details = try #require(change["details"] as? [String: Any])
+            #expect(details["previousProductID"] as? String == "premium")
+            #expect(details["previousBasePlanID"] as? String == "monthly")
+            #expect(details["basePlanID"] as? String == "yearly")
+            #expect(details["replacesPurchaseID"] as? String == monthly)
+            #expect(details["transactionID"] is String)
+
+            let (status, view) = try await h.request(.GET, "/v1/customers/gina")
+            #expect(status == 200, "\(view)")
+            let subscriptions = view["subscriptions"] as? [[String: Any]] ?? []
+            let plans = Dictionary(
+                uniqueKeysWithValues: subscriptions.map {
+                    ($0["purchaseID"] as? String ?? "", $0["basePlanID"] as? String ?? "none")
+                })
+            #expect(plans == [monthly: "monthly", yearly.purchaseToken: "yearly"])
+        }
+    }
+
     /// A purchase waiting for its payment has not started: no event while it waits, then
     /// `purchase.started` (naming its order) and the entitlement once Google has the payment; none
     /// at all when the payment is canceled. Before, the app's submission of the pending purchase

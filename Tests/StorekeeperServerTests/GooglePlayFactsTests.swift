@@ -77,6 +77,16 @@ import Testing
         #expect(!revoked.needsAcknowledgement)
     }
 
+    /// The base plan the subscription was bought on is its line item's `offerDetails.basePlanId`;
+    /// an empty or missing one is none.
+    @Test(arguments: [("yearly", "yearly"), ("", nil), (nil, nil)] as [(String?, String?)])
+    func theBasePlanIsTheLineItems(given: String?, expected: String?) throws {
+        var purchase = subscription(.active)
+        purchase.lineItems?[0].offerDetails = given.map { OfferDetails(basePlanId: $0, offerTags: ["annual"]) }
+        let fact = try GooglePlayFacts.subscription(purchase, app: app, token: "t", observedAt: now, catalog: catalog)
+        #expect(fact.basePlanID == expected)
+    }
+
     /// A plan change replaces its predecessor only once paid: pending, or with its payment
     /// canceled, it names nothing replaced, and the old subscription keeps its access.
     @Test(arguments: [

@@ -21,12 +21,14 @@ func makeCustomer(_ id: String, at time: Date = baseTime) -> Customer {
 
 /// A purchase with every optional field set.
 func fullPurchase(_ key: PurchaseKey, customer: CustomerID?) -> Purchase {
-    Purchase(
+    var purchase = Purchase(
         key: key, customerID: customer, app: AppID("com.example.app"), productID: "pro.monthly", kind: .subscription,
         environment: .sandbox,
         state: .gracePeriod, expiresAt: at(86_400_000), gracePeriodExpiresAt: at(2 * 86_400_000), autoRenew: false,
         ownership: .familyShared, quantity: 3, accountHint: "hint-\(key.id)", replaces: .googlePlay("older-token"),
         observedAt: at(1), needsAcknowledgement: true)
+    purchase.basePlanID = "monthly-p1m"
+    return purchase
 }
 
 /// A purchase with every optional field nil.

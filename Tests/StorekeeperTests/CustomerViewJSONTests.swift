@@ -28,7 +28,7 @@ import Testing
     static let purchase = decoded(
         PurchaseView.self,
         """
-        {"active":true,"app":"com.example.app","autoRenew":true,"environment":"production",\
+        {"active":true,"app":"com.example.app","autoRenew":true,"basePlanID":"monthly-p1m","environment":"production",\
         "environmentGrantsAccess":true,"expiresAt":800000000,"gracePeriodExpiresAt":800086400,\
         "kind":"subscription","offers":{"current":{"id":"spring","kind":"promotional"},\
         "eligibleWinBackOfferIDs":["back-1","back/2"]},"ownership":"purchased","productID":"monthly",\
@@ -87,7 +87,7 @@ import Testing
             labels(Self.purchase)
                 == [
                     "store", "purchaseID", "productID", "kind", "state", "active", "expiresAt", "gracePeriodExpiresAt",
-                    "autoRenew", "ownership", "app", "environment", "environmentGrantsAccess", "offers",
+                    "autoRenew", "ownership", "app", "environment", "environmentGrantsAccess", "offers", "basePlanID",
                 ], "PurchaseView: \(hint)")
         let offers = try #require(Self.purchase.offers)
         #expect(labels(offers) == ["current", "eligibleWinBackOfferIDs"], "SubscriptionOffers: \(hint)")
@@ -110,6 +110,7 @@ import Testing
     static let purchaseOptionals: [(name: String, clear: @Sendable (inout PurchaseView) -> Void)] = [
         ("app", { $0.app = nil }),
         ("autoRenew", { $0.autoRenew = nil }),
+        ("basePlanID", { $0.basePlanID = nil }),
         ("expiresAt", { $0.expiresAt = nil }),
         ("gracePeriodExpiresAt", { $0.gracePeriodExpiresAt = nil }),
         ("offers", { $0.offers = nil }),

@@ -104,6 +104,45 @@ import Testing
         #expect(types(nil, replacement, billed: true) == [.subscriptionProductChanged])
     }
 
+    /// Google Play: another base plan of the same product (monthly to yearly) is a change of
+    /// product, whose event names both plans; a base plan not known on one side (a purchase stored
+    /// before base plans were) changes nothing. Every lifecycle event says the base plan. The
+    /// change was `subscription.product_changed` from the product to itself, with no plan named.
+    @Test func anotherBasePlanOfTheProductIsAProductChange() throws {
+        var monthly = purchase(.active, store: .googlePlay)
+        monthly.basePlanID = "monthly"
+        var yearly = purchase(.active, store: .googlePlay, expiresIn: 86_400 * 365)
+        yearly.key = PurchaseKey(store: .googlePlay, id: "2")
+        yearly.replaces = monthly.key
+        yearly.basePlanID = "yearly"
+        var changes = ChangeSet()
+        changes.purchaseSaved(before: monthly, after: monthly.superseding(at: now))
+        changes.purchaseSaved(before: nil, after: yearly)
+        let drafts = changes.events(entitlementsBefore: [:], entitlementsAfter: [:], balancesAfter: [:])
+        #expect(drafts.map(\.type) == [.subscriptionProductChanged])
+        let change = try #require(drafts.first).details
+        #expect(change.previousProductID == monthly.productID && change.previousBasePlanID == "monthly")
+        #expect(change.basePlanID == "yearly" && change.replacesPurchaseID == monthly.key.id)
+        // Within one purchase too (the domain's rule, whichever store would report it).
+        var moved = monthly
+        moved.basePlanID = "yearly"
+        #expect(types(monthly, moved) == [.subscriptionProductChanged])
+        // A base plan learned, not changed.
+        var unknown = monthly
+        unknown.basePlanID = nil
+        #expect(types(unknown, monthly).isEmpty)
+        #expect(types(monthly, unknown).isEmpty)
+        // Said by every lifecycle event of the subscription.
+        var canceled = monthly
+        canceled.state = .canceled
+        canceled.autoRenew = false
+        var cancellation = ChangeSet()
+        cancellation.purchaseSaved(before: monthly, after: canceled)
+        let off = try #require(
+            cancellation.events(entitlementsBefore: [:], entitlementsAfter: [:], balancesAfter: [:]).first)
+        #expect(off.type == .subscriptionAutoRenewDisabled && off.details.basePlanID == "monthly")
+    }
+
     /// A purchase waiting for its payment (Google Play's pending purchases: cash, say) has not
     /// started: it makes no event until the payment completes, then `purchase.started`, naming its
     /// billing event, whatever its kind; one whose payment is canceled never started, so it makes

@@ -60,6 +60,8 @@ import Testing
             refundedShare: 0.5, fromCustomerID: CustomerID("bob"), toCustomerID: CustomerID("alice"),
             entitlement: "pro", balance: "coins", amount: -40, balanceAfter: 60, reason: "no-consent")
         details.refundRequestStatus = .sent
+        details.basePlanID = "yearly-p1y"
+        details.previousBasePlanID = "monthly-p1m"
         details.consumptionAnswer = ConsumptionAnswer(
             consumptionMilliPercent: 25_000, deliveryStatus: .undeliveredOther, refundPreference: .grantProrated,
             sampleContentProvided: true)
@@ -87,7 +89,8 @@ import Testing
                 == [
                     "state", "previousState", "expiresAt", "autoRenew", "previousProductID", "replacesPurchaseID",
                     "transactionID", "refundedShare", "fromCustomerID", "toCustomerID", "entitlement", "balance",
-                    "amount", "balanceAfter", "reason", "refundRequestStatus", "consumptionAnswer",
+                    "amount", "balanceAfter", "reason", "refundRequestStatus", "consumptionAnswer", "basePlanID",
+                    "previousBasePlanID",
                 ], "EventDetails: \(hint)")
         #expect(
             labels(Self.entitlementTemplate)
@@ -116,7 +119,9 @@ import Testing
         ("details.previousState", { $0.details.previousState = $1.details.previousState }),
         ("details.expiresAt", { $0.details.expiresAt = $1.details.expiresAt }),
         ("details.autoRenew", { $0.details.autoRenew = $1.details.autoRenew }),
+        ("details.basePlanID", { $0.details.basePlanID = $1.details.basePlanID }),
         ("details.previousProductID", { $0.details.previousProductID = $1.details.previousProductID }),
+        ("details.previousBasePlanID", { $0.details.previousBasePlanID = $1.details.previousBasePlanID }),
         ("details.replacesPurchaseID", { $0.details.replacesPurchaseID = $1.details.replacesPurchaseID }),
         ("details.transactionID", { $0.details.transactionID = $1.details.transactionID }),
         ("details.refundedShare", { $0.details.refundedShare = $1.details.refundedShare }),
@@ -412,6 +417,8 @@ extension RandomJSONValues {
             balance: maybe { $0.string() }, amount: maybe { $0.integer() }, balanceAfter: maybe { $0.integer() },
             reason: maybe { $0.string() })
         details.refundRequestStatus = maybe { $0.element(RefundRequestStatus.allCases) }
+        details.basePlanID = maybe { $0.string() }
+        details.previousBasePlanID = maybe { $0.string() }
         details.consumptionAnswer = maybe {
             ConsumptionAnswer(
                 customerConsented: $0.chance(0.5), consumptionMilliPercent: $0.maybe { $0.integer() },

@@ -319,7 +319,7 @@ extension Console {
             let trialMark: HTML = trials.contains(purchase.key) ? " <span class=\"trial\">(trial)</span>" : .empty
             return """
                 <tr><td>\(purchase.key.store.rawValue)</td><td><a href="\(Self.purchasePath(purchase.key))"><code>\(purchase.key.id)</code></a></td>
-                <td>\(purchase.app?.rawValue ?? "—")</td><td>\(purchase.environment.rawValue)</td><td>\(purchase.productID)</td>
+                <td>\(purchase.app?.rawValue ?? "—")</td><td>\(purchase.environment.rawValue)</td><td>\(purchase.productID)\(purchase.basePlanID.map { " (\($0))" } ?? "")</td>
                 <td>\(purchase.kind.rawValue)</td><td class="\(purchase.grantsAccess(at: now) ? "active" : "inactive")">\(purchase.state.rawValue)\(trialMark)</td>
                 <td>\(ConsoleFormat.date(purchase.expiresAt))</td><td>\(purchase.autoRenew.map { $0 ? "on" : "off" } ?? "—")</td>
                 <td>\(purchase.ownership.rawValue)</td><td>\(actions)</td></tr>

@@ -93,6 +93,7 @@ public enum GooglePlayFacts {
             transactions: transactions
         )
         fact.expiredMayMeanRevoked = true
+        fact.basePlanID = items.first?.offerDetails?.basePlanId.flatMap { $0.isEmpty ? nil : $0 }
         return fact
     }
 

@@ -25,7 +25,7 @@ extension Migration {
         refundDecisions, events, consoleActions, appTransactions, overviewRollup, webhookEndpoints,
         runningBalances, claimsInDueOrder, inboxPayloadsApart, payloadsUncompressed, balancesPerStatement,
         payloadsInTheirRows, subscriptionsAwaitingNews, ledgerWithoutCustomerTransactionIndex,
-        customerPurchasesInKeyOrder, dueDeliveriesInOrder,
+        customerPurchasesInKeyOrder, dueDeliveriesInOrder, basePlans,
     ]
 
     /// The version a fully migrated database reports.
@@ -981,4 +981,12 @@ extension Migration {
         WHERE status = 'pending' AND next_attempt_at IS NOT NULL
         """,
     ]
+
+    /// A Google Play subscription's base plan (`offerDetails.basePlanId`): a monthly and a yearly
+    /// plan of one product were the same purchase to the app, and a change between them a change
+    /// of product to itself. Purchases stored before keep none until their next fact.
+    static let basePlans = Migration(
+        version: 24, name: "base plans",
+        sqlite: ["ALTER TABLE purchases ADD COLUMN base_plan_id TEXT"],
+        postgresql: ["ALTER TABLE purchases ADD COLUMN base_plan_id TEXT"])
 }

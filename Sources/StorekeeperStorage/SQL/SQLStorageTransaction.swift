@@ -137,7 +137,7 @@ struct SQLStorageTransaction: StorageTransaction {
     static let purchaseColumns = """
         store, id, customer_id, app, product_id, kind, environment, state, expires_at, grace_period_expires_at, \
         auto_renew, ownership, quantity, account_hint, replaces_store, replaces_id, observed_at, needs_acknowledgement, \
-        app_transaction_id, offers
+        app_transaction_id, offers, base_plan_id
         """
 
     func purchase(from row: any SQLRow) throws -> Purchase {
@@ -164,6 +164,7 @@ struct SQLStorageTransaction: StorageTransaction {
             observedAt: try reader.date("observed_at"),
             needsAcknowledgement: try reader.bool("needs_acknowledgement"))
         purchase.appTransactionID = try reader.optionalString("app_transaction_id")
+        purchase.basePlanID = try reader.optionalString("base_plan_id")
         if let json = try reader.optionalString("offers") {
             do {
                 purchase.offers = try JSONDecoder().decode(SubscriptionOffers.self, from: Data(json.utf8))
@@ -204,7 +205,7 @@ struct SQLStorageTransaction: StorageTransaction {
 
     /// Upserts `purchases` (one row per key) in one statement.
     func insertPurchases(_ purchases: [Purchase]) async throws {
-        let rows = try SQLRows(columnCount: 20, purchases) { purchase in
+        let rows = try SQLRows(columnCount: 21, purchases) { purchase in
             [
                 .text(purchase.key.store.rawValue), .text(purchase.key.id), .text(purchase.customerID?.rawValue),
                 .text(purchase.app?.rawValue), .text(purchase.productID), .text(purchase.kind.rawValue),
@@ -215,6 +216,7 @@ struct SQLStorageTransaction: StorageTransaction {
                 .text(purchase.replaces?.store.rawValue), .text(purchase.replaces?.id),
                 .integer(StoredTime.milliseconds(purchase.observedAt)), .boolean(purchase.needsAcknowledgement),
                 .text(purchase.appTransactionID), .text(try Self.offersJSON(purchase.offers)),
+                .text(purchase.basePlanID),
             ]
         }
         try await execute(
@@ -230,7 +232,8 @@ struct SQLStorageTransaction: StorageTransaction {
                 replaces_store = excluded.replaces_store, replaces_id = excluded.replaces_id,
                 observed_at = excluded.observed_at, needs_acknowledgement = excluded.needs_acknowledgement,
                 app_transaction_id = COALESCE(excluded.app_transaction_id, purchases.app_transaction_id),
-                offers = excluded.offers
+                offers = excluded.offers,
+                base_plan_id = excluded.base_plan_id
             """)
     }
 
