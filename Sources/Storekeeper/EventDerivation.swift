@@ -195,14 +195,27 @@ extension ChangeSet {
             details.previousBasePlanID = previous?.basePlanID
             return draft(.subscriptionProductChanged, details)
         }
+        // A new purchase replacing another: a change of product, or, of the same product and base
+        // plan (Google Play: a prepaid plan's top-up, a re-signup before the end), the replaced
+        // purchase going on, said as its own change to this state would be (a top-up's payment
+        // renews it), naming the purchase it replaces. (Said as a change of product, it was one
+        // from the product to itself.)
+        func replacement(of replacedKey: PurchaseKey) -> [EventDraft] {
+            guard let replaced, !Self.productChanged(from: replaced, to: after) else {
+                return [productChange(from: replaced, replacing: replacedKey)]
+            }
+            return lifecycle(before: replaced, after: after, replaced: nil, refunded: refunded, billed: billed).map {
+                var draft = $0
+                draft.details.replacesPurchaseID = replacedKey.id
+                return draft
+            }
+        }
         guard let before else {
             // Waiting for its payment, a purchase has not started (its completion starts it); first
             // heard of already ended and never billed (its payment canceled before the app
             // presented it), it never did.
             if after.state == .pending || (!billed && [.expired, .revoked].contains(after.state)) { return [] }
-            if let replacedKey = after.replaces, after.kind == .subscription {
-                return [productChange(from: replaced, replacing: replacedKey)]
-            }
+            if let replacedKey = after.replaces, after.kind == .subscription { return replacement(of: replacedKey) }
             return after.state == .superseded ? [] : [draft(.purchaseStarted)]
         }
         var drafts: [EventDraft] = []
@@ -235,7 +248,7 @@ extension ChangeSet {
                 // Its payment completed: the purchase starts now, or, a plan change, replaces its
                 // predecessor now.
                 if let replacedKey = after.replaces, before.replaces == nil, after.kind == .subscription {
-                    drafts.append(productChange(from: replaced, replacing: replacedKey))
+                    drafts += replacement(of: replacedKey)
                 } else {
                     drafts.append(draft(.purchaseStarted))
                 }

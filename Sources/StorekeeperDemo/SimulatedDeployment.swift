@@ -323,6 +323,8 @@ public struct SimulatedDeployment: Sendable {
                     SimulatedBasePlan(basePlanId: "monthly", billingPeriod: .iso8601("P1M")),
                     SimulatedBasePlan(
                         basePlanId: "yearly", billingPeriod: .iso8601("P1Y"), price: PlayPrice(priceMicros: 49_990_000)),
+                    // Topped up by the customer instead of renewing.
+                    SimulatedBasePlan(basePlanId: "prepaid", billingPeriod: .iso8601("P1M"), autoRenewing: false),
                 ]))
         try play.addSubscription(
             SimulatedPlaySubscription(

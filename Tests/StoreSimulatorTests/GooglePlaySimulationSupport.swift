@@ -125,6 +125,7 @@ struct PlayHarness {
                         SimulatedBasePlan(
                             basePlanId: "yearly", billingPeriod: .iso8601("P1Y"),
                             price: PlayPrice(priceMicros: 49_990_000)),
+                        SimulatedBasePlan(basePlanId: "prepaid", billingPeriod: .iso8601("P1M"), autoRenewing: false),
                     ]))
             try play.addSubscription(
                 SimulatedPlaySubscription(

@@ -124,6 +124,39 @@ import Testing
         }
     }
 
+    /// A prepaid plan is ACTIVE until it expires (CANCELED is for auto-renewing plans: the
+    /// simulator said CANCELED); its top-up (`POST purchases/{token}/top-up`) is a new token linked
+    /// to the old one, its period starting where the old one's ends, and the old one is replaced.
+    @Test func aTopUpIsANewTokenThatExtendsThePrepaidPlan() async throws {
+        try await PlayHarness.run { h in
+            let old = try h.play.purchaseSubscription(
+                packageName: PlayHarness.package, productId: "premium", basePlanId: "prepaid")
+            let first = try await h.subscriptionV2(old.purchaseToken)
+            #expect(first.subscriptionState == .active)
+            #expect(first.lineItems?.first?.prepaidPlan != nil && first.lineItems?.first?.autoRenewingPlan == nil)
+            let oldExpiry = try #require(first.lineItems?.first?.expiryDate)
+            try await h.acknowledgeSubscription(old.purchaseToken)
+            h.play.advance(by: 10 * PlayHarness.day)
+            // Through the control API, which calls `topUp(_:basePlanId:)`.
+            let control = h.endpoints.controlURL + "/googleplay"
+            let toppedUp = try await playRequest(
+                .POST, control + "/purchases/\(old.purchaseToken)/top-up", json: #"{"basePlanId": "prepaid"}"#)
+            #expect(toppedUp.status == 200)
+            let new = try toppedUp.decode(PlayPurchaseResult.self)
+            let answer = try await h.subscriptionV2(new.purchaseToken)
+            #expect(answer.linkedPurchaseToken == old.purchaseToken)
+            #expect(answer.subscriptionState == .active)
+            #expect(answer.lineItems?.first?.offerDetails?.basePlanId == "prepaid")
+            let newExpiry = try #require(answer.lineItems?.first?.expiryDate)
+            #expect(newExpiry > oldExpiry.addingTimeInterval(27 * PlayHarness.day))
+            #expect(try await h.subscriptionV2(old.purchaseToken).subscriptionState == .expired)
+            #expect(h.subscriptionEvents(new.purchaseToken) == [4])
+            // An auto-renewing plan is not topped up.
+            let monthly = try h.play.purchaseSubscription(packageName: PlayHarness.package, productId: "premium")
+            #expect(throws: GooglePlaySimulationError.self) { try h.play.topUp(monthly.purchaseToken) }
+        }
+    }
+
     @Test func pauseAndResume() async throws {
         try await PlayHarness.run { h in
             let token = try h.play.purchaseSubscription(packageName: PlayHarness.package, productId: "premium")

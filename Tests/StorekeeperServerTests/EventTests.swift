@@ -290,6 +290,41 @@ import Testing
         }
     }
 
+    /// Google Play: a prepaid plan's top-up, a new purchase token replacing the old one, is the
+    /// subscription renewed, naming the purchase it replaces; its access runs on to the end of the
+    /// period bought. It was `subscription.product_changed` from premium to premium.
+    @Test(arguments: StorageBackend.available) func aTopUpRenewsThePrepaidPlan(_ backend: StorageBackend)
+        async throws
+    {
+        try await ServerHarness.run(on: backend) { h in
+            let prepaid = try await h.googlePlaySubscription("gina", basePlan: "prepaid")
+            try await h.settle()
+            try await h.advance(days: 10)
+            let before = try await Self.feed(h).map(\.0).max() ?? 0
+            let toppedUp = try h.simulator.googlePlay.topUp(prepaid)
+            try await h.settle()
+
+            let events = try await Self.feed(h).filter { $0.0 > before }.map(\.1)
+            #expect(events.map { $0["type"] as? String ?? "" } == ["subscription.renewed"])
+            let renewal = try #require(events.first)
+            #expect(renewal["purchaseID"] as? String == toppedUp.purchaseToken)
+            let details = try #require(renewal["details"] as? [String: Any])
+            #expect(details["replacesPurchaseID"] as? String == prepaid)
+            #expect(details["transactionID"] as? String == toppedUp.orderId)
+            #expect(details["basePlanID"] as? String == "prepaid")
+            #expect(details["previousState"] as? String == "active")
+
+            let (status, view) = try await h.request(.GET, "/v1/customers/gina")
+            #expect(status == 200, "\(view)")
+            let subscriptions = view["subscriptions"] as? [[String: Any]] ?? []
+            let states = Dictionary(
+                uniqueKeysWithValues: subscriptions.map {
+                    ($0["purchaseID"] as? String ?? "", $0["state"] as? String ?? "")
+                })
+            #expect(states == [prepaid: "superseded", toppedUp.purchaseToken: "active"])
+        }
+    }
+
     /// A purchase waiting for its payment has not started: no event while it waits, then
     /// `purchase.started` (naming its order) and the entitlement once Google has the payment; none
     /// at all when the payment is canceled. Before, the app's submission of the pending purchase

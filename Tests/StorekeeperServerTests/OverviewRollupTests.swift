@@ -138,6 +138,30 @@ import Testing
         }
     }
 
+    /// A prepaid plan's top-up (Google Play: a new purchase of the same product and base plan
+    /// replacing the old) is a renewal, neither new nor a change of product, from events and from
+    /// the tables alike.
+    @Test(arguments: StorageBackend.available, [true, false])
+    func aTopUpIsARenewal(_ backend: StorageBackend, fromEvents: Bool) async throws {
+        try await ServerHarness.run(on: backend) { h in
+            let rollup = h.application.rollup
+            if fromEvents { try await rollup.run() }
+            let prepaid = try await h.googlePlaySubscription("gina", basePlan: "prepaid")
+            try await h.settle()
+            try await h.advance(days: 10)
+            try h.simulator.googlePlay.topUp(prepaid)
+            try await h.settle()
+            try await h.advance(days: 0.01)
+            try await rollup.run(recount: true)
+            let totals = try await Self.totals(h)
+            #expect(totals["new"]?.count == 1)
+            #expect(totals["renewed"]?.count == 1)
+            #expect(totals["churned"] == nil)
+            #expect(totals.filter { $0.key.hasPrefix("revenue") }.values.map(\.count).reduce(0, +) == 2)
+            #expect(try await Self.states(h) == [.active: 1])
+        }
+    }
+
     /// A purchase waiting for its payment is counted when it is paid, as new, and never if its
     /// payment is canceled; from events and from the tables alike. It was new at once, then
     /// renewed when paid or churned when canceled.

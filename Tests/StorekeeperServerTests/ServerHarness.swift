@@ -159,11 +159,14 @@ struct ServerHarness {
         PlayPurchaseOptions(obfuscatedExternalAccountId: try await createCustomer(id).uuidString, pending: pending)
     }
 
-    /// Creates the customer, who subscribes to `product` on Google Play in the app; its purchase token.
-    func googlePlaySubscription(_ customer: String, product: String = "premium") async throws -> String {
+    /// Creates the customer, who subscribes to `product` on Google Play in the app (on its first
+    /// base plan unless `basePlan` names one); its purchase token.
+    func googlePlaySubscription(_ customer: String, product: String = "premium", basePlan: String? = nil)
+        async throws -> String
+    {
         let buyer = try await googlePlayBuyer(customer)
         return try simulator.googlePlay.purchaseSubscription(
-            packageName: Self.packageName, productId: product, options: buyer
+            packageName: Self.packageName, productId: product, basePlanId: basePlan, options: buyer
         ).purchaseToken
     }
 

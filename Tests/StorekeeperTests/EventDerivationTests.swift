@@ -143,6 +143,49 @@ import Testing
         #expect(off.type == .subscriptionAutoRenewDisabled && off.details.basePlanID == "monthly")
     }
 
+    /// Google Play: a new purchase of the same product and base plan replacing another (a prepaid
+    /// plan's top-up, a re-signup before the end) is the replaced purchase going on: its events
+    /// are those of the replaced purchase changing to it, naming the purchase replaced. A top-up
+    /// renews it; a re-signup turns auto-renew back on. It was `subscription.product_changed` from
+    /// the product to itself. With the replaced purchase unknown, it stays a change of product.
+    @Test func aReplacementOfTheSameProductAndPlanGoesOn() throws {
+        func replacing(_ old: Purchase, with new: Purchase, billed: Bool = true) -> [EventDraft] {
+            var changes = ChangeSet()
+            changes.purchaseSaved(before: old, after: old.superseding(at: now))
+            changes.purchaseSaved(before: nil, after: new)
+            if billed {
+                let order = TransactionFact(id: "GPA.2", productID: new.productID, purchasedAt: now, observedAt: now)
+                changes.transactionSaved(before: nil, after: TransactionRecord(purchaseKey: new.key, fact: order))
+            }
+            return changes.events(entitlementsBefore: [:], entitlementsAfter: [:], balancesAfter: [:])
+        }
+        var prepaid = purchase(.active, store: .googlePlay, autoRenew: nil)
+        prepaid.basePlanID = "prepaid"
+        var toppedUp = purchase(.active, store: .googlePlay, expiresIn: 3600 + 30 * 86_400, autoRenew: nil)
+        toppedUp.key = PurchaseKey(store: .googlePlay, id: "2")
+        toppedUp.replaces = prepaid.key
+        toppedUp.basePlanID = "prepaid"
+        let topUp = replacing(prepaid, with: toppedUp)
+        #expect(topUp.map(\.type) == [.subscriptionRenewed])
+        let renewal = try #require(topUp.first).details
+        #expect(renewal.transactionID == "GPA.2" && renewal.replacesPurchaseID == prepaid.key.id)
+        #expect(renewal.previousState == .active && renewal.basePlanID == "prepaid")
+
+        var canceled = purchase(.canceled, store: .googlePlay, autoRenew: false)
+        canceled.basePlanID = "monthly"
+        var resignup = purchase(.active, store: .googlePlay, expiresIn: 30 * 86_400)
+        resignup.key = PurchaseKey(store: .googlePlay, id: "2")
+        resignup.replaces = canceled.key
+        resignup.basePlanID = "monthly"
+        let resignupEvents = replacing(canceled, with: resignup)
+        #expect(resignupEvents.map(\.type) == [.subscriptionAutoRenewEnabled, .subscriptionRenewed])
+        #expect(resignupEvents.first?.details.transactionID == "GPA.2")
+        #expect(resignupEvents.allSatisfy { $0.details.replacesPurchaseID == canceled.key.id })
+
+        // The replaced purchase not known to the server: nothing to go on from.
+        #expect(types(nil, toppedUp, billed: true) == [.subscriptionProductChanged])
+    }
+
     /// A purchase waiting for its payment (Google Play's pending purchases: cash, say) has not
     /// started: it makes no event until the payment completes, then `purchase.started`, naming its
     /// billing event, whatever its kind; one whose payment is canceled never started, so it makes

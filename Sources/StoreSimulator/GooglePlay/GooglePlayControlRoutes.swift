@@ -53,6 +53,10 @@ struct GooglePlayControlRoutes {
         var replacementMode: PlayReplacementMode?
     }
 
+    struct TopUp: Decodable {
+        var basePlanId: String?
+    }
+
     struct Refund: Decodable {
         var quantity: Int?
         var revoke: Bool?
@@ -192,6 +196,14 @@ struct GooglePlayControlRoutes {
                 try googlePlay.changeSubscription(
                     token, toProductId: body.productId, basePlanId: body.basePlanId,
                     replacementMode: body.replacementMode ?? .withTimeProration)
+            }
+            return Wrapped(value: result)
+        }
+        control.post("purchases/:token/top-up") { request, context in
+            let token = try context.parameters.require("token")
+            let body = try await request.decode(as: TopUp.self, context: context)
+            let result = try run { () throws(GooglePlaySimulationError) in
+                try googlePlay.topUp(token, basePlanId: body.basePlanId)
             }
             return Wrapped(value: result)
         }

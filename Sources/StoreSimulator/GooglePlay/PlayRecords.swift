@@ -78,7 +78,9 @@ struct PlaySubscriptionRecord: Sendable {
     var subscriptionState: SubscriptionState {
         switch phase {
         case .pending: .pending
-        case .active: autoRenew ? .active : .canceled
+        // A prepaid plan never renews, and Google calls it active until it expires (CANCELED is for
+        // auto-renewing plans only).
+        case .active: autoRenew || !plan.autoRenewing ? .active : .canceled
         case .gracePeriod: .inGracePeriod
         case .onHold: .onHold
         case .paused: .paused

@@ -235,6 +235,36 @@ extension GooglePlaySimulation {
         }
     }
 
+    /// The user tops up a prepaid plan: a NEW purchase token of a prepaid base plan of the same
+    /// product (`basePlanId`, by default the old one's), whose `linkedPurchaseToken` is the old
+    /// one, paid now, its period starting where the old one's ends (`SUBSCRIPTION_PURCHASED`); the
+    /// old purchase is replaced (EXPIRED, no notification), as for a plan change.
+    @discardableResult
+    public func topUp(_ token: String, basePlanId: String? = nil) throws(GooglePlaySimulationError)
+        -> PlayPurchaseResult
+    {
+        try mutate { (state, now) throws(GooglePlaySimulationError) in
+            guard let old = state.subscriptions[token] else { throw .unknownPurchase(token) }
+            guard !old.plan.autoRenewing, case .active = old.phase else {
+                throw .invalid("only an active prepaid plan can be topped up")
+            }
+            let plan = try state.basePlan(
+                packageName: old.packageName, productId: old.productId, basePlanId: basePlanId ?? old.basePlanId)
+            guard !plan.autoRenewing else { throw .invalid("a top-up buys a prepaid base plan") }
+            let newToken = state.ids.purchaseToken()
+            var record = PlaySubscriptionRecord(
+                purchaseToken: newToken, packageName: old.packageName, productId: old.productId,
+                basePlanId: plan.basePlanId, plan: plan, options: old.options, purchaseTime: now, startTime: now,
+                expiryTime: now, phase: .active, autoRenew: false, lastEventDate: now)
+            record.linkedPurchaseToken = token
+            state.bill(&record, periodStart: max(old.expiryTime, now), at: now)
+            state.replace(token, by: newToken, at: now)
+            state.subscriptions[newToken] = record
+            state.emitSubscription(.purchased, record, at: now)
+            return PlayPurchaseResult(purchaseToken: newToken, orderId: record.latestOrderId)
+        }
+    }
+
     // MARK: Refunds
 
     /// Refunds an order. For a subscription order, `revoke` also ends the subscription now

@@ -23,7 +23,9 @@ extension SQLStorageTransaction {
         // Family members' purchases are left out, as the event fold leaves them
         // (`OverviewRollup`): the purchaser's own purchase counts what was paid. A change of
         // product is neither new (a purchase that replaces another) nor a renewal (a billing event
-        // of another product than the one before it). A purchase pending its payment is new when
+        // of another product than the one before it). A purchase replacing one of the same product
+        // and base plan (Google: a prepaid plan's top-up) goes on from it: its first billing event is
+        // a renewal. A purchase pending its payment is new when
         // paid, and neither new nor churned when its payment is canceled; one first seen ended and
         // never billed never started. Churn, as from events, is an end after a state the server
         // saw (a purchase first seen ended is new, not churned).
@@ -60,7 +62,11 @@ extension SQLStorageTransaction {
                            AS previous_product
                 FROM transactions
             ) t JOIN purchases p ON p.store = t.store AND p.id = t.purchase_id
-            WHERE \(paid) AND p.kind = 'subscription' AND t.previous_product = t.product_id
+            LEFT JOIN purchases r ON r.store = p.replaces_store AND r.id = p.replaces_id
+            WHERE \(paid) AND p.kind = 'subscription'
+                AND (t.previous_product = t.product_id
+                    OR (t.previous_product IS NULL AND r.product_id = t.product_id
+                        AND (r.base_plan_id IS NULL OR p.base_plan_id IS NULL OR r.base_plan_id = p.base_plan_id)))
             GROUP BY \(grouping), \(day("t.purchased_at"))
             """,
             """
