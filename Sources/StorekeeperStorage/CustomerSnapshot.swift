@@ -1,4 +1,4 @@
-public import Foundation
+import Foundation
 public import Storekeeper
 
 /// A customer with everything the customer view shows, read together

@@ -1,4 +1,4 @@
-public import Foundation
+import Foundation
 public import Storekeeper
 
 /// A notification to store, its body already in the form `inbox_payloads.body` keeps

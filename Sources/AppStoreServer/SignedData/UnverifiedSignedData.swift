@@ -1,4 +1,4 @@
-public import Foundation
+import Foundation
 
 /// A compact JWS read but not verified: split into its parts, its payload decoded as `Payload`.
 /// Routing reads the identity it claims to pick the verifier of that app and environment, and that

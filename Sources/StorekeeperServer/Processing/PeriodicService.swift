@@ -1,8 +1,8 @@
-public import Foundation
+import Foundation
 import Logging
 import ServiceLifecycle
-public import StoreCore
-public import StorekeeperStorage
+import StoreCore
+import StorekeeperStorage
 
 /// A background job run now and then every `interval` seconds until the service group shuts
 /// down: the one loop behind the acknowledgement sweep and the catch-up. With a ``JobLease``,

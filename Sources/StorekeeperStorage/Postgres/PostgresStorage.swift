@@ -3,7 +3,7 @@ public import Logging
 import PostgresKit
 import PostgresNIO
 import SQLKit
-public import Storekeeper
+import Storekeeper
 import Synchronization
 
 /// The backend for several instances sharing one database: PostgreSQL through PostgresNIO's

@@ -60,8 +60,6 @@ final class SQLiteCheckpointer: Sendable {
     {
         let threadPool = NIOThreadPool(numberOfThreads: 1)
         threadPool.start()
-        // Part of the writer's work, at the writer's priority (WriterPriority); best effort.
-        _ = await WriterPriority.raise(threadOf: threadPool)
         do {
             let handle = try await threadPool.runIfActive { () throws -> SQLiteHandle? in
                 let handle = try SQLiteHandle(path: path)

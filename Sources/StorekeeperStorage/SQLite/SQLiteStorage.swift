@@ -2,7 +2,7 @@ import Foundation
 public import Logging
 import NIOPosix
 import SQLKit
-public import Storekeeper
+import Storekeeper
 import Synchronization
 
 /// The embedded backend: one SQLite database file, in WAL mode, with foreign keys enforced.
@@ -173,13 +173,6 @@ final class SQLiteTransactionRunner: SQLTransactionRunner {
         } catch {
             try? await threadPool.shutdownGracefully()
             throw StorageError(.unavailable, "cannot open SQLite database at \(path): \(errors.translate(error))")
-        }
-        if role == .writer, path != ":memory:",
-            let refused = await WriterPriority.raise(threadOf: threadPool)
-        {
-            logger.info(
-                "The SQLite writer's thread runs at normal priority: raising it needs CAP_SYS_NICE or RLIMIT_NICE >= 30",
-                metadata: ["reason": "\(refused)"])
         }
         let runner = SQLiteTransactionRunner(
             handle: handle, threadPool: threadPool, role: role, reader: reader, errors: errors, logger: logger)

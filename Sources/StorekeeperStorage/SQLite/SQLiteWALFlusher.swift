@@ -56,8 +56,6 @@ final class SQLiteWALFlusher: Sendable {
         }
         let threadPool = NIOThreadPool(numberOfThreads: 1)
         threadPool.start()
-        // Part of the writer's work, at the writer's priority (WriterPriority); best effort.
-        _ = await WriterPriority.raise(threadOf: threadPool)
         return SQLiteWALFlusher(descriptor: descriptor, walPath: walPath, threadPool: threadPool, logger: logger)
     }
 
