@@ -33,6 +33,20 @@ import Testing
     static func hookURL(_ port: Int) -> URL { URL(string: "http://127.0.0.1:\(port)/hook")! }
 
     /// The feed, all pages, as (position, event JSON).
+    /// The customer's subscriptions as `GET /v1/customers/{id}` shows them: each one's `field` (a
+    /// string; "none" when absent) by purchase id.
+    static func subscriptions(_ h: ServerHarness, of customer: String, _ field: String) async throws
+        -> [String: String]
+    {
+        let (status, view) = try await h.request(.GET, "/v1/customers/\(customer)")
+        #expect(status == 200, "\(view)")
+        let subscriptions = view["subscriptions"] as? [[String: Any]] ?? []
+        return Dictionary(
+            uniqueKeysWithValues: subscriptions.map {
+                ($0["purchaseID"] as? String ?? "", $0[field] as? String ?? "none")
+            })
+    }
+
     static func feed(_ h: ServerHarness, _ query: String = "") async throws -> [(Int, [String: Any])] {
         var after = 0
         var all: [(Int, [String: Any])] = []
@@ -279,13 +293,7 @@ import Testing
             #expect(details["replacesPurchaseID"] as? String == monthly)
             #expect(details["transactionID"] is String)
 
-            let (status, view) = try await h.request(.GET, "/v1/customers/gina")
-            #expect(status == 200, "\(view)")
-            let subscriptions = view["subscriptions"] as? [[String: Any]] ?? []
-            let plans = Dictionary(
-                uniqueKeysWithValues: subscriptions.map {
-                    ($0["purchaseID"] as? String ?? "", $0["basePlanID"] as? String ?? "none")
-                })
+            let plans = try await Self.subscriptions(h, of: "gina", "basePlanID")
             #expect(plans == [monthly: "monthly", yearly.purchaseToken: "yearly"])
         }
     }
@@ -314,13 +322,7 @@ import Testing
             #expect(details["basePlanID"] as? String == "prepaid")
             #expect(details["previousState"] as? String == "active")
 
-            let (status, view) = try await h.request(.GET, "/v1/customers/gina")
-            #expect(status == 200, "\(view)")
-            let subscriptions = view["subscriptions"] as? [[String: Any]] ?? []
-            let states = Dictionary(
-                uniqueKeysWithValues: subscriptions.map {
-                    ($0["purchaseID"] as? String ?? "", $0["state"] as? String ?? "")
-                })
+            let states = try await Self.subscriptions(h, of: "gina", "state")
             #expect(states == [prepaid: "superseded", toppedUp.purchaseToken: "active"])
         }
     }
