@@ -42,14 +42,14 @@ public protocol Storage: Sendable {
         _ body: @Sendable (any StorageTransaction) async throws -> Result
     ) async throws -> Result
 
-    /// Stores the notifications `items` gives (their bodies encoded before the write) as
-    /// ``StorageTransaction/insertNotifications(_:)`` does, all or none, in a write of their own whose commit is on disk when this returns;
+    /// Stores the notifications `items` gives as ``StorageTransaction/insertNotifications(_:)``
+    /// does, all or none, in a write of their own whose commit is on disk when this returns;
     /// returns, per notification in order, whether it was new. `items` is asked once the storage
     /// holds what it writes with (a connection; on SQLite, the writer), so that notifications that
     /// arrived meanwhile go in too, and again, for the same items, if the write is rerun. On
     /// PostgreSQL up to 500 notifications are one statement, without BEGIN and COMMIT: one
     /// round trip instead of four for each group of webhooks.
-    func insertNotifications(taking items: @Sendable () -> [PreparedNotification]) async throws -> [Bool]
+    func insertNotifications(taking items: @Sendable () -> [InboxNotification]) async throws -> [Bool]
 
     /// How many ``insertNotifications(taking:)`` a server runs at once; the webhooks arriving
     /// meanwhile wait and go in the next one together. On SQLite 2: the next group's transaction

@@ -579,7 +579,7 @@ final class InsertCountingStorage: Storage {
         try await storage.read(body)
     }
 
-    func insertNotifications(taking items: @Sendable () -> [PreparedNotification]) async throws -> [Bool] {
+    func insertNotifications(taking items: @Sendable () -> [InboxNotification]) async throws -> [Bool] {
         inserts.withLock { inserts in
             inserts.running += 1
             inserts.count += 1

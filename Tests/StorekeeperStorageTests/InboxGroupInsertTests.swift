@@ -16,12 +16,12 @@ import Testing
         try await TestDatabase.withFresh(backend) { storage, _ async throws in
             let fixture = DedupingGroup()
             let (stored, group) = (fixture.stored, fixture.group)
-            let storedFirst = try await storage.insertNotifications(taking: { [PreparedNotification(stored)] })
+            let storedFirst = try await storage.insertNotifications(taking: { [stored] })
             #expect(storedFirst == [true])
             let asked = Mutex(0)
             let outcomes = try await storage.insertNotifications(taking: {
                 asked.withLock { $0 += 1 }
-                return group.map(PreparedNotification.init)
+                return group
             })
             #expect(outcomes == fixture.outcomes)
             #expect(asked.withLock { $0 } == 1)
@@ -39,7 +39,7 @@ import Testing
             let group = (0..<count).flatMap { index in
                 [makeNotification("k-\(index)", body: Data("\(index)".utf8)), makeNotification("k-\(index)")]
             }
-            let outcomes = try await storage.insertNotifications(taking: { group.map(PreparedNotification.init) })
+            let outcomes = try await storage.insertNotifications(taking: { group })
             #expect(outcomes == Array((0..<count).map { _ in [true, false] }.joined()))
             try await storage.transaction { transaction async throws in
                 #expect(try await transaction.notificationCounts()[.pending] == count)
@@ -65,9 +65,7 @@ import Testing
             do {
                 let group = (0..<10).map { makeNotification("g-\($0)") }
                 statements.clear()
-                let prepared = group.map(PreparedNotification.init)
-                #expect(
-                    try await storage.insertNotifications(taking: { prepared }) == Array(repeating: true, count: 10))
+                #expect(try await storage.insertNotifications(taking: { group }) == Array(repeating: true, count: 10))
                 let sent = statements.all
                 #expect(sent.count == 1)
                 #expect(sent.first?.hasPrefix("WITH inserted AS (INSERT INTO inbox ") == true)

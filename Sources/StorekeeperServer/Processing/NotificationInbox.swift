@@ -24,7 +24,7 @@ public struct NotificationInbox: Sendable {
     /// metrics: a notification that cannot be applied, or a conflict with another worker).
     let onBatchSplit: @Sendable () -> Void
     /// Stores received notifications, those arriving together in one transaction.
-    private let inserts: GroupCommitter<PreparedNotification, Bool>
+    private let inserts: GroupCommitter<InboxNotification, Bool>
 
     public init(
         storage: any Storage, recorder: PurchaseRecorder, stores: StoreAdapters, settler: PurchaseSettler,
@@ -63,11 +63,9 @@ public struct NotificationInbox: Sendable {
     public func receive(_ store: Store, _ delivery: WebhookDelivery) async throws -> Receipt {
         activity.noteActivity()
         let accepted = try await stores(store).accept(delivery)
-        // Its body encoded here, on the request's thread, not in the group's write.
-        let item = PreparedNotification(
-            InboxNotification(
-                store: store, dedupeKey: accepted.dedupeKey, body: delivery.body, verified: accepted.verified,
-                receivedAt: clock.now()))
+        let item = InboxNotification(
+            store: store, dedupeKey: accepted.dedupeKey, body: delivery.body, verified: accepted.verified,
+            receivedAt: clock.now())
         return try await inserts.submit(item) ? .stored : .duplicate
     }
 

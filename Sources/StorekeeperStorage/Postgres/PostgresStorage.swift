@@ -3,7 +3,7 @@ public import Logging
 import PostgresKit
 import PostgresNIO
 import SQLKit
-import Storekeeper
+public import Storekeeper
 import Synchronization
 
 /// The backend for several instances sharing one database: PostgreSQL through PostgresNIO's
@@ -68,16 +68,16 @@ public final class PostgresStorage: Storage {
 
     /// Up to a statement's worth in that one statement (``SQLStorageTransaction/insertNotifications(_:)``
     /// writes inbox rows and payloads together here), sent without BEGIN and COMMIT.
-    public func insertNotifications(taking items: @Sendable () -> [PreparedNotification]) async throws -> [Bool] {
+    public func insertNotifications(taking items: @Sendable () -> [InboxNotification]) async throws -> [Bool] {
         let runner = core.runner
         let outcomes = try await runner.inOneStatement { database -> [Bool]? in
             let notifications = items()
             guard notifications.count <= SQLStorageTransaction.rowsPerStatement else { return nil }
             return try await SQLStorageTransaction(database: database, flavor: runner.flavor, errors: runner.errors)
-                .insert(notifications)
+                .insertNotifications(notifications)
         }
         if let outcomes { return outcomes }
-        return try await core.sqlTransaction(durability: .flushed) { try await $0.insert(items()) }
+        return try await transaction { try await $0.insertNotifications(items()) }
     }
 
     public var notificationInsertsAtOnce: Int { 1 }

@@ -53,14 +53,6 @@ struct SQLStorageCore<Runner: SQLTransactionRunner>: Sendable {
     func transaction<Result: Sendable>(
         durability: CommitDurability, _ body: @Sendable (any StorageTransaction) async throws -> Result
     ) async throws -> Result {
-        try await sqlTransaction(durability: durability) { try await body($0) }
-    }
-
-    /// ``transaction(durability:_:)``, its body given the SQL transaction itself (for what the
-    /// protocol does not say, such as storing ``PreparedNotification``s).
-    func sqlTransaction<Result: Sendable>(
-        durability: CommitDurability, _ body: @Sendable (SQLStorageTransaction) async throws -> Result
-    ) async throws -> Result {
         let flavor = runner.flavor
         let errors = runner.errors
         return try await runner.inTransaction(holdingMigrationLock: false, durability: durability) { database in

@@ -724,30 +724,24 @@ struct SQLStorageTransaction: StorageTransaction {
     }
 
     func insertNotifications(_ notifications: [InboxNotification]) async throws -> [Bool] {
-        try await insert(notifications.map(PreparedNotification.init))
-    }
-
-    /// ``insertNotifications(_:)`` for notifications whose bodies were encoded before the write.
-    func insert(_ prepared: [PreparedNotification]) async throws -> [Bool] {
-        guard !prepared.isEmpty else { return [] }
+        guard !notifications.isEmpty else { return [] }
         try await beforeStatement(writes: true)
         // Each key's payload is its first notification's (the one that counts as new).
-        var firsts: [NotificationKey: PreparedNotification] = [:]
+        var firsts: [NotificationKey: InboxNotification] = [:]
         if flavor == .postgresql {
-            for item in prepared {
-                let key = NotificationKey(store: item.notification.store, dedupeKey: item.notification.dedupeKey)
-                if firsts[key] == nil { firsts[key] = item }
+            for notification in notifications {
+                let key = NotificationKey(store: notification.store, dedupeKey: notification.dedupeKey)
+                if firsts[key] == nil { firsts[key] = notification }
             }
         }
         // Inserted in key order: a key another transaction has just inserted is waited for, so two
         // groups holding the same keys in different orders deadlocked on PostgreSQL (seen under a
         // loaded clean-clone CI run of `concurrentGroupsSharingKeysStoreEachOnce`).
-        let ordered = prepared.sorted(by: Self.inKeyOrder)
+        let ordered = notifications.sorted(by: Self.inKeyOrder)
         var inserted = Set<NotificationKey>()
         for chunk in flavor.statementChunks(ordered, limit: Self.rowsPerStatement) {
-            let rows = SQLRows(columnCount: 8, chunk) { item in
-                let notification = item.notification
-                return [
+            let rows = SQLRows(columnCount: 8, chunk) { notification in
+                [
                     .text(notification.store.rawValue), .text(notification.dedupeKey),
                     .integer(StoredTime.milliseconds(notification.receivedAt)), .text(notification.status.rawValue),
                     .integer(notification.attempts), .integer(StoredTime.milliseconds(notification.nextAttemptAt)),
@@ -770,9 +764,8 @@ struct SQLStorageTransaction: StorageTransaction {
                 // keys this statement inserted get a payload; no other transaction can hold those.
                 var keys = Set<NotificationKey>()
                 let payloads = payloadRows(
-                    chunk.compactMap { item in
-                        let key = NotificationKey(
-                            store: item.notification.store, dedupeKey: item.notification.dedupeKey)
+                    chunk.compactMap { notification in
+                        let key = NotificationKey(store: notification.store, dedupeKey: notification.dedupeKey)
                         return keys.insert(key).inserted ? firsts[key] : nil
                     })
                 statement = """
@@ -795,13 +788,13 @@ struct SQLStorageTransaction: StorageTransaction {
         }
         // Each inserted key is new for its first notification only.
         var outcomes: [Bool] = []
-        var new: [PreparedNotification] = []
+        var new: [InboxNotification] = []
         var seen = Set<NotificationKey>()
-        for item in prepared {
-            let key = NotificationKey(store: item.notification.store, dedupeKey: item.notification.dedupeKey)
+        for notification in notifications {
+            let key = NotificationKey(store: notification.store, dedupeKey: notification.dedupeKey)
             let isNew = inserted.contains(key) && seen.insert(key).inserted
             outcomes.append(isNew)
-            if isNew { new.append(item) }
+            if isNew { new.append(notification) }
         }
         guard flavor == .sqlite else { return outcomes }
         new.sort(by: Self.inKeyOrder)
@@ -812,20 +805,19 @@ struct SQLStorageTransaction: StorageTransaction {
         return outcomes
     }
 
-    /// The rows of `inbox_payloads` for `prepared`.
-    private func payloadRows(_ prepared: [PreparedNotification]) -> SQLRows {
-        SQLRows(columnCount: 4, prepared) { item in
+    /// The rows of `inbox_payloads` for `notifications`.
+    private func payloadRows(_ notifications: [InboxNotification]) -> SQLRows {
+        SQLRows(columnCount: 4, notifications) { notification in
             [
-                .text(item.notification.store.rawValue), .text(item.notification.dedupeKey),
-                .blob(item.storedBody), .blob(item.notification.verified),
+                .text(notification.store.rawValue), .text(notification.dedupeKey),
+                .blob(StoredNotificationBody.encode(notification.body)), .blob(notification.verified),
             ]
         }
     }
 
     /// The order group inserts write inbox rows in (see ``insertNotifications(_:)``).
-    private static func inKeyOrder(_ a: PreparedNotification, _ b: PreparedNotification) -> Bool {
-        (a.notification.store.rawValue, a.notification.dedupeKey)
-            < (b.notification.store.rawValue, b.notification.dedupeKey)
+    private static func inKeyOrder(_ a: InboxNotification, _ b: InboxNotification) -> Bool {
+        (a.store.rawValue, a.dedupeKey) < (b.store.rawValue, b.dedupeKey)
     }
 
     private struct NotificationKey: Hashable {

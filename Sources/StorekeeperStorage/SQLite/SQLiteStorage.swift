@@ -2,7 +2,7 @@ import Foundation
 public import Logging
 import NIOPosix
 import SQLKit
-import Storekeeper
+public import Storekeeper
 import Synchronization
 
 /// The embedded backend: one SQLite database file, in WAL mode, with foreign keys enforced.
@@ -76,8 +76,8 @@ public final class SQLiteStorage: Storage {
         try await core.read(body)
     }
 
-    public func insertNotifications(taking items: @Sendable () -> [PreparedNotification]) async throws -> [Bool] {
-        try await core.sqlTransaction(durability: .flushed) { try await $0.insert(items()) }
+    public func insertNotifications(taking items: @Sendable () -> [InboxNotification]) async throws -> [Bool] {
+        try await transaction { try await $0.insertNotifications(items()) }
     }
 
     /// On a reader connection opened for `body` and closed after it (a few milliseconds; its
