@@ -986,7 +986,7 @@ extension Migration {
     /// plan of one product were the same purchase to the app, and a change between them a change
     /// of product to itself. Purchases stored before keep none until their next fact.
     static let basePlans = Migration(
-        version: 24, name: "base plans",
-        sqlite: ["ALTER TABLE purchases ADD COLUMN base_plan_id TEXT"],
-        postgresql: ["ALTER TABLE purchases ADD COLUMN base_plan_id TEXT"])
+        version: 24, name: "base plans", sqlite: basePlanColumn, postgresql: basePlanColumn)
+
+    private static let basePlanColumn = ["ALTER TABLE purchases ADD COLUMN base_plan_id TEXT"]
 }
