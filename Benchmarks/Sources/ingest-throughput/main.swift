@@ -43,6 +43,9 @@ import StorekeeperStorage
 //
 //     backlog sqlite: <N> notifications processed at <P>/s (first half <A>/s, second half <B>/s); verifier alone: <M>/s
 //
+// (the timing starts as processing is woken, as a stored webhook wakes it; a half done within one
+// of the 50 ms looks that tell the halves apart says so instead of a rate).
+//
 // With --receiver-down nothing is ingested: the server's webhook dispatcher delivers to a loopback
 // receiver answering 503, with a backlog written straight to the event log (`--count`, 100,000 by
 // default, over `--customers`, 1,000 by default), each customer's first delivery failed and
