@@ -94,6 +94,32 @@ extension GooglePlaySimulation.State {
             price: price, quantity: quantity)
     }
 
+    /// A new purchase token of `plan` (of `productId`) replacing the subscription `old`, whose token
+    /// is its `linkedPurchaseToken` and whose purchase options it keeps: a plan change or a top-up.
+    /// Paid now for a period from `periodStart`, the old subscription replaced,
+    /// `SUBSCRIPTION_PURCHASED` for the new one; `pending`, only stored PENDING, until its payment
+    /// completes (``GooglePlaySimulation/completePendingPurchase(_:)``).
+    mutating func replacement(
+        of old: PlaySubscriptionRecord, productId: String, plan: SimulatedBasePlan, periodStart: Date,
+        pending: Bool = false, at now: Date
+    ) -> PlayPurchaseResult {
+        let newToken = ids.purchaseToken()
+        var record = PlaySubscriptionRecord(
+            purchaseToken: newToken, packageName: old.packageName, productId: productId, basePlanId: plan.basePlanId,
+            plan: plan, options: old.options, purchaseTime: now, startTime: now, expiryTime: now,
+            phase: pending ? .pending : .active, autoRenew: plan.autoRenewing, lastEventDate: now)
+        record.linkedPurchaseToken = old.purchaseToken
+        guard !pending else {
+            subscriptions[newToken] = record
+            return PlayPurchaseResult(purchaseToken: newToken, orderId: nil)
+        }
+        bill(&record, periodStart: periodStart, at: now)
+        replace(old.purchaseToken, by: newToken, at: now)
+        subscriptions[newToken] = record
+        emitSubscription(.purchased, record, at: now)
+        return PlayPurchaseResult(purchaseToken: newToken, orderId: record.latestOrderId)
+    }
+
     /// The subscription `token` is replaced by the plan change `newToken` (EXPIRED,
     /// `replacementCancellation`, no notification: the new purchase's says it).
     mutating func replace(_ token: String, by newToken: String, at date: Date) {

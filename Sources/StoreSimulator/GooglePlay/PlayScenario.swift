@@ -216,22 +216,8 @@ extension GooglePlaySimulation {
             }
             let plan = try state.basePlan(
                 packageName: old.packageName, productId: productId, basePlanId: basePlanId)
-            let newToken = state.ids.purchaseToken()
-            var record = PlaySubscriptionRecord(
-                purchaseToken: newToken, packageName: old.packageName, productId: productId,
-                basePlanId: plan.basePlanId, plan: plan, options: old.options, purchaseTime: now, startTime: now,
-                expiryTime: now, phase: pending ? .pending : .active, autoRenew: plan.autoRenewing,
-                lastEventDate: now)
-            record.linkedPurchaseToken = token
-            guard !pending else {
-                state.subscriptions[newToken] = record
-                return PlayPurchaseResult(purchaseToken: newToken, orderId: nil)
-            }
-            state.bill(&record, periodStart: now, at: now)
-            state.replace(token, by: newToken, at: now)
-            state.subscriptions[newToken] = record
-            state.emitSubscription(.purchased, record, at: now)
-            return PlayPurchaseResult(purchaseToken: newToken, orderId: record.latestOrderId)
+            return state.replacement(
+                of: old, productId: productId, plan: plan, periodStart: now, pending: pending, at: now)
         }
     }
 
@@ -251,17 +237,8 @@ extension GooglePlaySimulation {
             let plan = try state.basePlan(
                 packageName: old.packageName, productId: old.productId, basePlanId: basePlanId ?? old.basePlanId)
             guard !plan.autoRenewing else { throw .invalid("a top-up buys a prepaid base plan") }
-            let newToken = state.ids.purchaseToken()
-            var record = PlaySubscriptionRecord(
-                purchaseToken: newToken, packageName: old.packageName, productId: old.productId,
-                basePlanId: plan.basePlanId, plan: plan, options: old.options, purchaseTime: now, startTime: now,
-                expiryTime: now, phase: .active, autoRenew: false, lastEventDate: now)
-            record.linkedPurchaseToken = token
-            state.bill(&record, periodStart: max(old.expiryTime, now), at: now)
-            state.replace(token, by: newToken, at: now)
-            state.subscriptions[newToken] = record
-            state.emitSubscription(.purchased, record, at: now)
-            return PlayPurchaseResult(purchaseToken: newToken, orderId: record.latestOrderId)
+            return state.replacement(
+                of: old, productId: old.productId, plan: plan, periodStart: max(old.expiryTime, now), at: now)
         }
     }
 

@@ -25,9 +25,8 @@ extension SQLStorageTransaction {
         // product is neither new (a purchase that replaces another) nor a renewal (a billing event
         // of another product than the one before it). A purchase replacing one of the same product
         // and base plan (Google: a prepaid plan's top-up) goes on from it: its first billing event is
-        // a renewal. A purchase pending its payment is new when
-        // paid, and neither new nor churned when its payment is canceled; one first seen ended and
-        // never billed never started. Churn, as from events, is an end after a state the server
+        // a renewal. A purchase pending its payment is new when paid, and neither new nor churned
+        // when its payment is canceled; one first seen ended and never billed never started. Churn, as from events, is an end after a state the server
         // saw (a purchase first seen ended is new, not churned).
         let paid = "p.ownership <> '\(Ownership.familyShared.rawValue)'"
         let statements: [String] = [
